@@ -1,0 +1,32 @@
+# Two entry points, each doing its own set-up (a virtual environment in .venv):
+#   make demo   evaluate the gold patches of the embedded demo benchmark
+#   make test   run the project's test suite (Maven and Docker tests included)
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTEST_WORKERS ?= 2
+
+.PHONY: demo test lint clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(BIN)/.installed
+	$(BIN)/pytest -p no:cacheprovider --tebench-predictions=gold -n $(PYTEST_WORKERS) \
+		--tebench-report=tebench-report.json --junitxml=tebench-junit.xml
+
+test: $(BIN)/.installed
+	@# Docker tests need an engine; on a machine where we are root this installs and starts one.
+	-@scripts/ensure-docker
+	$(BIN)/pytest -n $(PYTEST_WORKERS) tests
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check pytest_tebench tests bench
+	$(BIN)/ruff format --check pytest_tebench tests bench
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info tebench-report.json tebench-junit.xml

@@ -1,0 +1,250 @@
+"""The TEBench adapter: test evolution on Java/Maven projects.
+
+Per item: a workspace at V-0.5 with gold committed beside it (``prepare``), the prediction's
+test-tree hunks applied and committed, identification items of both sides compared, and (when
+update scoring is on) the update metrics measured on real builds (``evaluate``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.benchmarks.base import Prepared
+from pytest_tebench.benchmarks.base import base_record
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.instance.datasets import RawRecord
+from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.metrics.aggregate import summarise
+from pytest_tebench.metrics.identification import TestChanges
+from pytest_tebench.metrics.identification import test_changes
+from pytest_tebench.metrics.scores import set_scores
+from pytest_tebench.report.terminal import format_counts_line
+from pytest_tebench.report.terminal import format_identification_table
+from pytest_tebench.report.terminal import format_update_table
+from pytest_tebench.workspace.checkout import PatchDoesNotApply
+from pytest_tebench.workspace.checkout import Workspace
+
+LABELS = ("breaking", "stale", "missing")
+_SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
+_SLUG = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+@dataclass(frozen=True)
+class TebenchInstance:
+    instance_id: str
+    project: str
+    repo: str
+    v_minus_1_commit: str
+    source_patch: str
+    test_patch: str
+    labels: tuple[str, ...]
+    v0_commit: str | None = None
+
+
+@dataclass
+class TebenchPrepared:
+    workspace: Workspace
+    gold: TestChanges
+    timings: dict[str, float]
+
+
+class TebenchAdapter:
+    name = "tebench"
+
+    # -- collection (every process) -----------------------------------------------------
+    def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
+        instances: list[BenchmarkInstance] = []
+        seen: dict[str, str] = {}
+        for record in records:
+            instance = _validate(record)
+            if instance.problem is None and instance.instance_id in seen:
+                instance = _with_problem(
+                    instance, f"duplicate instance_id (first at {seen[instance.instance_id]})"
+                )
+            seen.setdefault(instance.instance_id, record.origin)
+            instances.append(instance)
+        return instances
+
+    def gold_patch(self, instance: BenchmarkInstance) -> str:
+        payload: TebenchInstance = instance.payload
+        return payload.test_patch
+
+    # -- running (the process that runs the item) ---------------------------------------
+    def prepare(self, instance: BenchmarkInstance, context: EvalContext) -> TebenchPrepared:
+        payload: TebenchInstance = instance.payload
+        started = time.perf_counter()
+        source = context.repos.locate(payload.repo, [payload.v_minus_1_commit])
+        located = time.perf_counter()
+        workspace = Workspace.create(
+            source, payload.v_minus_1_commit, payload.source_patch, parent=context.work_dir
+        )
+        try:
+            workspace.commit_gold(payload.test_patch)
+            gold = test_changes(workspace.changed_files("v-0.5", "gold"))
+        except BaseException:
+            workspace.remove()
+            raise
+        if not gold.items:
+            workspace.remove()
+            raise HarnessError(
+                f"the gold test_patch of {instance.instance_id} changes no test method: nothing to identify"
+            )
+        done = time.perf_counter()
+        return TebenchPrepared(
+            workspace, gold, {"repository": located - started, "workspace": done - located}
+        )
+
+    def evaluate(
+        self, instance: BenchmarkInstance, prepared: Prepared, prediction: Prediction, context: EvalContext
+    ) -> dict[str, Any]:
+        assert isinstance(prepared, TebenchPrepared)
+        gold_items = prepared.gold.items
+        record = base_record(instance, prediction, "evaluated")
+        record["timings"] = dict(prepared.timings)
+        if prediction.is_empty:
+            record["status"] = "empty"
+            record["identification"] = _identification(gold_items, [])
+            return record
+        started = time.perf_counter()
+        workspace = prepared.workspace
+        try:
+            applied = workspace.commit_prediction(
+                prediction.patch, allow_non_test_edits=context.allow_non_test_edits
+            )
+        except PatchDoesNotApply as exc:
+            record["status"] = "not_applied"
+            record["error"] = f"{exc}\n{exc.details}".strip()
+            record["identification"] = _identification(gold_items, [])
+            return record
+        record["apply_method"] = applied.method
+        record["touched_non_test_files"] = list(applied.touched_non_test_files)
+        predicted = test_changes(workspace.changed_files("v-0.5", "prediction"))
+        record["identification"] = _identification(gold_items, predicted.items)
+        record["timings"]["apply_and_identify"] = time.perf_counter() - started
+        if predicted.parse_problems or prepared.gold.parse_problems:
+            record["warnings"] = [
+                f"Java syntax errors in {path}; identification used what the parser recovered"
+                for path in sorted({*predicted.parse_problems, *prepared.gold.parse_problems})
+            ]
+        return record
+
+    def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
+        assert isinstance(prepared, TebenchPrepared)
+        if not context.keep_workspaces:
+            prepared.workspace.remove()
+
+    # -- reporting (controller) ---------------------------------------------------------
+    def summarise(self, records: Sequence[dict[str, Any]], *, options: dict[str, Any]) -> dict[str, Any]:
+        return summarise(records, update_scoring=options.get("update_scoring"))
+
+    def summary_lines(self, summary: dict[str, Any]) -> list[str]:
+        lines: list[str] = []
+        for model, model_summary in summary.items():
+            lines.append(f"model: {model}  ({format_counts_line(model_summary)})")
+            lines.extend(format_identification_table(model, model_summary))
+            if model_summary.get("update"):
+                lines.extend(format_update_table(model, model_summary))
+            lines.append("")
+        return lines
+
+
+def _identification(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
+    scores = set_scores(gold, predicted)
+    return {
+        "tp": scores["tp"],
+        "fp": scores["fp"],
+        "fn": scores["fn"],
+        "precision": scores["precision"],
+        "recall": scores["recall"],
+        "f1": scores["f1"],
+        "gold_items": sorted(gold),
+        "predicted_items": sorted(predicted),
+    }
+
+
+# -- validation ---------------------------------------------------------------------------
+def _validate(record: RawRecord) -> BenchmarkInstance:
+    data = record.data
+    raw_id = data.get("instance_id")
+    instance_id = raw_id if isinstance(raw_id, str) and raw_id.strip() else f"<row {record.origin}>"
+    project = str(data.get("project") or "") if isinstance(data.get("project"), str) else ""
+    repo = str(data.get("repo") or "") if isinstance(data.get("repo"), str) else ""
+    shell = BenchmarkInstance(instance_id, project or "unknown", repo, (), record.origin)
+    if record.problem:
+        return _with_problem(shell, record.problem)
+    try:
+        payload = TebenchInstance(
+            instance_id=_text(data, "instance_id"),
+            project=_text(data, "project"),
+            repo=_slug(data),
+            v_minus_1_commit=_sha(data, "v_minus_1_commit"),
+            source_patch=_text(data, "source_patch", allow_empty=True),
+            test_patch=_text(data, "test_patch"),
+            labels=_labels(data),
+            v0_commit=_sha(data, "v0_commit") if data.get("v0_commit") else None,
+        )
+    except ValueError as exc:
+        return _with_problem(shell, str(exc))
+    return BenchmarkInstance(
+        payload.instance_id, payload.project, payload.repo, payload.labels, record.origin, payload
+    )
+
+
+def _with_problem(instance: BenchmarkInstance, problem: str) -> BenchmarkInstance:
+    return BenchmarkInstance(
+        instance.instance_id,
+        instance.project,
+        instance.repo,
+        instance.labels,
+        instance.origin,
+        instance.payload,
+        f"{instance.origin}: instance {instance.instance_id}: {problem}",
+    )
+
+
+def _text(data: dict[str, Any], name: str, *, allow_empty: bool = False) -> str:
+    value = data.get(name)
+    if value is None:
+        raise ValueError(f"field {name!r} is missing")
+    if not isinstance(value, str):
+        raise ValueError(f"field {name!r} must be a string, not {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise ValueError(f"field {name!r} is empty")
+    return value
+
+
+def _sha(data: dict[str, Any], name: str) -> str:
+    value = _text(data, name).strip()
+    if not _SHA.match(value):
+        raise ValueError(f"field {name!r} is not a commit hash: {value!r}")
+    return value
+
+
+def _slug(data: dict[str, Any]) -> str:
+    value = _text(data, "repo").strip()
+    if not _SLUG.match(value):
+        raise ValueError(f"field 'repo' must look like 'owner/name', not {value!r}")
+    return value
+
+
+def _labels(data: dict[str, Any]) -> tuple[str, ...]:
+    value = data.get("labels")
+    if isinstance(value, str):  # some exports store the list as a JSON string
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            value = [value]
+    if not isinstance(value, list | tuple) or not value:
+        raise ValueError("field 'labels' must be a non-empty list of breaking/stale/missing")
+    labels = [str(v).strip().lower() for v in value]
+    unknown = sorted(set(labels) - set(LABELS))
+    if unknown:
+        raise ValueError(f"field 'labels' has unknown label(s) {unknown}; allowed: {list(LABELS)}")
+    return tuple(label for label in LABELS if label in labels)

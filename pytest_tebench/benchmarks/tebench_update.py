@@ -1,0 +1,357 @@
+"""TEBench update scoring on real builds: the gold reference (cached) and the prediction's run.
+
+Per instance, gold's selection run on V0 is computed once and cached on disk, keyed by the
+instance's content, the harness version, the executor and the JDK; N xdist workers evaluating
+predictions of one instance wait for the first one's result instead of building it N times.
+Per prediction, one selection run on V-0.5 + prediction gives executability, coverage and the
+method versions for ``s_mod``.
+
+Who runs this: the process that runs the item, from ``TebenchAdapter.evaluate``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_tebench import __version__
+from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.java.parser import identity_key
+from pytest_tebench.java.parser import overloaded_names
+from pytest_tebench.java.parser import parse_java
+from pytest_tebench.locking import file_lock
+from pytest_tebench.metrics.identification import TestChanges
+from pytest_tebench.metrics.identification import TestMethodChange
+from pytest_tebench.metrics.update import ChangedMethod
+from pytest_tebench.metrics.update import changed_production_methods
+from pytest_tebench.metrics.update import composite
+from pytest_tebench.metrics.update import coverage_overlap
+from pytest_tebench.metrics.update import executability
+from pytest_tebench.metrics.update import token_jaccard
+from pytest_tebench.run.executor import Executor
+from pytest_tebench.run.executors import choose_java_version
+from pytest_tebench.run.jacoco import CoverageReport
+from pytest_tebench.run.jacoco import LineCoverage
+from pytest_tebench.run.jdk import detect_java_level
+from pytest_tebench.run.surefire import PASSED
+from pytest_tebench.run.surefire import SKIPPED
+from pytest_tebench.run.surefire import TestId
+from pytest_tebench.run.testrun import RunSettings
+from pytest_tebench.run.testrun import SelectionRun
+from pytest_tebench.run.testrun import run_selection
+from pytest_tebench.run.warmup import warm_up
+from pytest_tebench.workspace.checkout import Workspace
+
+#: A selected test "passes" when it passed or was skipped (a gold patch may @Disable a test);
+#: failed, errored and not-run (a selector that matched nothing) tests do not.
+_PASSING = (PASSED, SKIPPED)
+
+
+class InvalidInstance(HarnessError):
+    """Gold fails its own selected tests on V0: the instance cannot judge anyone."""
+
+
+class UpdateTimeout(Exception):
+    """A build phase of the prediction's run timed out (its own status, never a score)."""
+
+    def __init__(self, message: str, update: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.update = update
+
+
+@dataclass(frozen=True)
+class GoldReference:
+    key: str
+    selection: tuple[TestId, ...]
+    methods: tuple[ChangedMethod, ...]
+    coverage: CoverageReport
+    java_version: int
+    run: dict[str, Any]
+    seconds: float
+
+
+def selection_of(changes: Iterable[TestMethodChange]) -> list[TestId]:
+    """Surefire ids of the changed test methods that exist after the patch."""
+    ids = {
+        TestId(_binary_class(change.package, change.new.binary_class_name), change.new.name)
+        for change in changes
+        if change.new is not None
+    }
+    return sorted(ids)
+
+
+def _binary_class(package: str, binary: str) -> str:
+    return f"{package}.{binary}" if package else binary
+
+
+class UpdateEvaluator:
+    """Runs gold (cached) and prediction builds for one item and computes the update block."""
+
+    def __init__(self, context: EvalContext) -> None:
+        if context.update is None or context.executor is None:
+            raise HarnessError("update scoring is not configured")
+        self.context = context
+        self.settings = context.update
+        self.cache_dir = context.cache_dir / "gold"
+        self.maven_repo = context.cache_dir / "maven-repository"
+
+    # -- run settings -------------------------------------------------------------------
+    def _executor(self) -> Executor:
+        assert self.context.executor is not None
+        return self.context.executor()
+
+    def _run_settings(self, workspace: Workspace) -> RunSettings:
+        level = detect_java_level(workspace.path / "pom.xml")
+        java = self._java_version(level)
+        return RunSettings(
+            maven_repo=self.maven_repo,
+            java_version=java,
+            maven_version=self.settings.maven_version or "",
+            compile_timeout=self.settings.timeout_compile,
+            test_timeout=self.settings.timeout_test,
+        )
+
+    def _java_version(self, level: int) -> int:
+        return choose_java_version(self._executor(), level, self.settings.jdk)
+
+    def _prepare_build(self, workspace: Workspace, settings: RunSettings, selection: list[TestId]) -> None:
+        """Warm the shared Maven repository for this project once (online, under warm-up's lock)."""
+        warmed = warm_up(self._executor(), workspace.path, settings, selection=selection)
+        if not warmed.ok:
+            raise HarnessError(f"cannot prepare the Maven repository for this project: {warmed.error}")
+
+    # -- gold -----------------------------------------------------------------------------
+    def gold(self, instance_key: dict[str, str], workspace: Workspace, gold_changes: TestChanges) -> GoldReference:
+        settings = self._run_settings(workspace)
+        key = _cache_key(instance_key, executor=self._executor().name, java=settings.java_version)
+        path = self.cache_dir / f"{key}.json"
+        with file_lock(self.context.cache_dir / "locks" / f"gold-{key}.lock"):
+            cached = _read_json(path)
+            if cached is None:
+                cached = self._compute_gold(key, workspace, gold_changes, settings)
+                _write_json(path, cached)
+                cached["cache"] = "computed"
+            else:
+                cached["cache"] = "hit"
+        if cached.get("invalid"):
+            raise InvalidInstance(str(cached["invalid"]))
+        return GoldReference(
+            key=key,
+            selection=tuple(TestId.parse(t) for t in cached["selection"]),
+            methods=tuple(ChangedMethod(**m) for m in cached["methods"]),
+            coverage=_coverage_from_json(cached["coverage"]),
+            java_version=int(cached["java_version"]),
+            run={**cached["run"], "cache": cached["cache"]},
+            seconds=float(cached["seconds"]),
+        )
+
+    def _compute_gold(
+        self, key: str, workspace: Workspace, gold_changes: TestChanges, settings: RunSettings
+    ) -> dict[str, Any]:
+        started = time.perf_counter()
+        workspace.checkout("gold")
+        methods = changed_production_methods(
+            workspace.changed_files("v-1", "v-0.5"), workspace.changed_line_numbers("v-1", "v-0.5")
+        )
+        selection = selection_of(gold_changes.methods)
+        self._prepare_build(workspace, settings, selection)
+        run = run_selection(self._executor(), workspace.path, selection, settings)
+        workspace.checkout("v-0.5")
+        if run.harness_failed or run.status.startswith("timeout"):
+            raise HarnessError(f"gold build on V0 failed for harness reasons ({run.status}): {run.error}")
+        invalid = ""
+        if not (run.compile_ok and run.test_compile_ok):
+            invalid = f"gold does not compile on V0 ({run.status}): {run.error}"
+        else:
+            failing = [f"{o.test} {o.status}" for o in run.tests if o.status not in _PASSING]
+            if failing:
+                invalid = "gold fails its own selected tests on V0: " + ", ".join(failing)
+        coverage = run.coverage
+        if not invalid and selection and coverage is None:
+            raise HarnessError(f"no coverage from gold's run on V0: {run.coverage_error or 'unknown reason'}")
+        return {
+            "key": key,
+            "harness_version": __version__,
+            "invalid": invalid,
+            "selection": [str(t) for t in selection],
+            "methods": [
+                {"source": m.source, "path": m.path, "key": m.key, "kind": m.kind,
+                 "start_line": m.start_line, "end_line": m.end_line}
+                for m in methods
+            ],  # fmt: skip
+            "coverage": _coverage_to_json(coverage, methods),
+            "java_version": settings.java_version,
+            "run": _run_summary(run),
+            "seconds": time.perf_counter() - started,
+        }
+
+    # -- prediction ---------------------------------------------------------------------
+    def evaluate(
+        self,
+        workspace: Workspace,
+        gold: GoldReference,
+        gold_changes: TestChanges,
+        predicted: TestChanges,
+        scoring: str,
+    ) -> dict[str, Any]:
+        workspace.checkout("prediction")
+        settings = self._run_settings(workspace)
+        pred_files = _versions(workspace, "prediction", predicted, gold_changes)
+        gold_files = _versions(workspace, "gold", gold_changes, predicted)
+        union = _union(predicted, gold_changes)
+        runnable = []
+        for path, key, package in union:
+            method = pred_files.get(path, {}).get(key)
+            if method is not None:
+                runnable.append(TestId(_binary_class(package, method[0]), method[1]))
+        selection = sorted(set(runnable))
+        run = run_selection(self._executor(), workspace.path, selection, settings)
+        workspace.checkout("v-0.5")
+        if run.harness_failed:
+            raise HarnessError(f"the prediction's build failed for harness reasons: {run.error}")
+        passed = run.status == "ok" and all(o.status in _PASSING for o in run.tests)
+        if run.status == "no_tests":
+            passed = True  # nothing runnable on either side: judged by compilation (docs/scoring.md)
+        s_exec = executability(
+            compile_ok=bool(run.compile_ok), test_compile_ok=bool(run.test_compile_ok), tests_passed=passed
+        )
+        overlap = coverage_overlap(gold.methods, gold.coverage, run.coverage if s_exec > 0 else None)
+        per_method = {
+            f"{path}::{key}": token_jaccard(
+                pred_files.get(path, {}).get(key, (None, None, None))[2],
+                gold_files.get(path, {}).get(key, (None, None, None))[2],
+            )
+            for path, key, _ in union
+        }
+        s_mod = sum(per_method.values()) / len(per_method) if per_method else 0.0
+        has_change = overlap.has_change
+        s_line = (overlap.s_line or 0.0) if has_change else None
+        s_branch = overlap.s_branch if has_change else None
+        block = {
+            "s_exec": s_exec,
+            "s_line": s_line,
+            "s_branch": s_branch,
+            "s_mod": s_mod,
+            "s_update": composite(
+                scoring=scoring, s_exec=s_exec, s_line=s_line, s_branch=s_branch, s_mod=s_mod,
+                has_coverage_change=has_change,
+            ),  # fmt: skip
+            "gt_has_coverage_change": has_change,
+            "scoring": scoring,
+            "status": run.status,
+            "selection": [str(t) for t in selection],
+            "tests": [o.to_dict() for o in run.tests],
+            "s_mod_by_method": per_method,
+            "coverage": {
+                "changed_methods": [m.to_dict() for m in gold.methods],
+                "gold_lines": overlap.gold_lines,
+                "pred_lines_in_gold": overlap.pred_lines_in_gold,
+                "gold_branches": overlap.gold_branches,
+                "pred_branches_in_gold": overlap.pred_branches_in_gold,
+            },
+            "gold": {"cache": gold.run.get("cache"), "key": gold.key, "seconds": round(gold.seconds, 3),
+                     "selection": [str(t) for t in gold.selection]},  # fmt: skip
+            "java_version": settings.java_version,
+            "timings": {name: round(value, 3) for name, value in run.timings.items()},
+            "error": run.error or None,
+        }
+        if run.status.startswith("timeout"):
+            raise UpdateTimeout(f"the prediction's {run.status.split(':', 1)[1]} phase timed out", block)
+        return block
+
+
+# -- method versions for s_mod ---------------------------------------------------------------
+_Method = tuple[str, str, tuple[str, ...]]  # (binary class w/o package, name, tokens)
+
+
+def _union(*sides: TestChanges) -> list[tuple[str, str, str]]:
+    """U: (V-0.5 path, key, package) of every test method either side changed."""
+    seen: dict[tuple[str, str], str] = {}
+    for side in sides:
+        for change in side.methods:
+            seen.setdefault((change.path, change.key), change.package)
+    return [(path, key, package) for (path, key), package in sorted(seen.items())]
+
+
+def _versions(workspace: Workspace, rev: str, own: TestChanges, other: TestChanges) -> dict[str, dict[str, _Method]]:
+    """Test methods of ``rev`` by V-0.5 path and key, for every file either side touched."""
+    new_path_of = {c.path: c.new_path for c in own.methods}
+    paths = {c.path for c in (*own.methods, *other.methods)}
+    result: dict[str, dict[str, _Method]] = {}
+    for path in sorted(paths):
+        where = new_path_of.get(path, path)
+        text = workspace.read(rev, where) if where is not None else None
+        if where is None or text is None:
+            continue
+        parsed = parse_java(text)
+        old_text = workspace.read("v-0.5", path)
+        old = parse_java(old_text) if old_text is not None else None
+        overloaded = overloaded_names(*(f for f in (old, parsed) if f is not None))
+        result[path] = {
+            _old_key(identity_key(m, overloaded), where, path): (m.binary_class_name, m.name, m.tokens)
+            for m in parsed.test_methods()
+        }
+    return result
+
+
+def _old_key(key: str, new_path: str, old_path: str) -> str:
+    new_stem, old_stem = Path(new_path).stem, Path(old_path).stem
+    if new_stem != old_stem:
+        for separator in ("$", "#"):
+            if key.startswith(new_stem + separator):
+                return old_stem + key[len(new_stem) :]
+    return key
+
+
+# -- cache ----------------------------------------------------------------------------------
+def _cache_key(instance_key: dict[str, str], *, executor: str, java: int) -> str:
+    material = json.dumps({**instance_key, "harness": __version__, "executor": executor, "java": java}, sort_keys=True)
+    return hashlib.sha256(material.encode()).hexdigest()[:32]
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return value if isinstance(value, dict) and value.get("harness_version") == __version__ else None
+
+
+def _write_json(path: Path, value: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(value, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _coverage_to_json(report: CoverageReport | None, methods: Iterable[ChangedMethod]) -> dict[str, Any]:
+    """Only the lines of S are kept: that is all scoring needs, and it keeps the cache small."""
+    lines: dict[str, dict[str, list[int]]] = {}
+    if report is not None:
+        for method in methods:
+            for number in range(method.start_line, method.end_line + 1):
+                line = report.line(method.source, number)
+                if line is not None:
+                    lines.setdefault(method.source, {})[str(number)] = [line.mi, line.ci, line.mb, line.cb]
+    return lines
+
+
+def _coverage_from_json(data: dict[str, Any]) -> CoverageReport:
+    files = {
+        source: {int(nr): LineCoverage(mi=v[0], ci=v[1], mb=v[2], cb=v[3]) for nr, v in lines.items()}
+        for source, lines in data.items()
+    }
+    return CoverageReport(files=files, classes={})
+
+
+def _run_summary(run: SelectionRun) -> dict[str, Any]:
+    summary = run.to_dict()
+    summary.pop("coverage", None)
+    return summary

@@ -1,0 +1,31 @@
+"""Error types shared by every stage.
+
+The split matters for honesty: a :class:`HarnessError` means *we* could not evaluate (the item
+is a pytest error and never a score), a :class:`PredictionError` means the model's submission
+is at fault (the item fails and is scored as such).
+"""
+
+from __future__ import annotations
+
+
+class TebenchError(Exception):
+    """Base class of every error raised by pytest-tebench."""
+
+
+class HarnessError(TebenchError):
+    """The harness could not evaluate an item: repository, instance, toolchain or executor trouble."""
+
+
+class InputError(HarnessError):
+    """A dataset or predictions file is malformed; the message names the file, line and field."""
+
+    def __init__(self, message: str, *, source: str = "", line: int | None = None) -> None:
+        where = source + (f":{line}" if line is not None else "")
+        super().__init__(f"{where}: {message}" if where else message)
+        self.source = source
+        self.line = line
+        self.reason = message
+
+
+class PredictionError(TebenchError):
+    """The prediction itself cannot be evaluated (it does not apply, or it is empty)."""

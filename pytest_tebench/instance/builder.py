@@ -1,0 +1,417 @@
+"""Build TEBench instances from a Maven repository's history, the way the paper built them.
+
+Stages per commit (each rejection carries a reason for the side report):
+
+1. **Static filter**: a non-merge commit with a parent, in the date window, touching at most 20
+   files, changing production *method bodies* under ``src/main`` (found with the Java parser:
+   a method or constructor whose tokens changed, or a new one) and 5-200 non-blank test lines.
+2. **Split and check**: ``source_patch`` = the non-test files, ``test_patch`` = the test files
+   (``git diff --binary --full-index``); applied to V-1 in that order they must reproduce V0's
+   tree exactly.
+3. **Execution** (the project's executor): V-0.5 compiles; V0 builds and gold's changed tests
+   pass; the existing tests gold modifies or deletes, run in their V-0.5 versions, give the
+   labels (``breaking`` if one fails to compile or fails, ``stale`` if one passes; ``missing``
+   when gold adds tests).
+4. **Dedup** by ``(project, Class.method)``: a later commit touching a test method an earlier
+   instance touched is dropped.
+
+Static checks run in this process; execution runs in a thread pool (``-j``), each commit in a
+workspace of its own. Finished commits are appended to a state file, so an interrupted build
+resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_tebench import __version__
+from pytest_tebench.benchmarks.tebench_update import selection_of
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.java.parser import identity_key
+from pytest_tebench.java.parser import overloaded_names
+from pytest_tebench.java.parser import parse_java
+from pytest_tebench.metrics.identification import TestChanges
+from pytest_tebench.metrics.identification import test_changes
+from pytest_tebench.run.executor import Executor
+from pytest_tebench.run.jdk import detect_java_level
+from pytest_tebench.run.surefire import PASSED
+from pytest_tebench.run.surefire import SKIPPED
+from pytest_tebench.run.surefire import TestId
+from pytest_tebench.run.testrun import RunSettings
+from pytest_tebench.run.testrun import run_selection
+from pytest_tebench.run.warmup import warm_up
+from pytest_tebench.workspace.checkout import BadInstance
+from pytest_tebench.workspace.checkout import Workspace
+from pytest_tebench.workspace.gitcmd import git_text
+from pytest_tebench.workspace.patches import is_test_path
+
+MAX_FILES = 20
+MIN_TEST_LINES = 5
+MAX_TEST_LINES = 200
+BUILDER_VERSION = f"{__version__}/1"
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    parent: str
+    date: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A commit that passed the static filter, with everything the row needs but labels."""
+
+    commit: Commit
+    row: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    repo_dir: Path
+    repo: str  # owner/name
+    work_dir: Path
+    maven_repo: Path
+    executor: Callable[[], Executor]
+    java_version: Callable[[int], int]
+    since: str | None = None
+    until: str | None = None
+    rev: str = "HEAD"
+    max_instances: int | None = None
+    jobs: int = 1
+    compile_timeout: float = 300.0
+    test_timeout: float = 900.0
+
+    @property
+    def project(self) -> str:
+        return self.repo.split("/", 1)[-1]
+
+
+# -- stage 1 and 2: static ----------------------------------------------------------------
+def list_commits(repo_dir: Path, *, rev: str, since: str | None, until: str | None) -> list[Commit]:
+    """Commits reachable from ``rev``, oldest first; merges are left out (their parent list is
+    kept so a root commit can be reported)."""
+    args = ["log", "--no-merges", "--reverse", "--format=%H%x00%P%x00%cI%x00%B%x1e"]
+    args += [f"--since={since}"] if since else []
+    args += [f"--until={until}"] if until else []
+    raw = git_text(repo_dir, *args, rev)
+    commits = []
+    for entry in raw.split("\x1e"):
+        entry = entry.strip("\n")
+        if not entry:
+            continue
+        sha, parents, date, message = entry.split("\x00", 3)
+        commits.append(Commit(sha, parents.split()[0] if parents else "", date, message.strip()))
+    return commits
+
+
+def static_check(repo_dir: Path, commit: Commit, project: str, repo: str) -> Candidate | str:
+    """A :class:`Candidate`, or the reason the commit is rejected."""
+    if not commit.parent:
+        return "root commit: no parent, so no V-1"
+    base, head = commit.parent, commit.sha
+    status = git_text(repo_dir, "diff", "--name-status", "-z", "-M", base, head).split("\0")
+    paths: list[tuple[str, ...]] = []
+    index = 0
+    while index < len(status) and status[index]:
+        width = 3 if status[index][0] in "RC" else 2
+        paths.append(tuple(status[index + 1 : index + width]))
+        index += width
+    if len(paths) > MAX_FILES:
+        return f"more than {MAX_FILES} changed files ({len(paths)})"
+    tests = [p for p in paths if all(is_test_path(x) for x in p)]
+    others = [p for p in paths if not all(is_test_path(x) for x in p)]
+    if any(any(is_test_path(x) for x in p) for p in others):
+        return "a file moves across the src/test boundary"
+    if not tests:
+        return "no change under src/test"
+    test_paths = sorted({x for p in tests for x in p})
+    other_paths = sorted({x for p in others for x in p})
+    if not _changes_method_bodies(repo_dir, base, head, other_paths):
+        return "no production method-body change under src/main"
+    test_lines = _nonblank_changed_lines(repo_dir, base, head, test_paths)
+    if not MIN_TEST_LINES <= test_lines <= MAX_TEST_LINES:
+        return f"{test_lines} changed test lines (outside {MIN_TEST_LINES}-{MAX_TEST_LINES})"
+
+    def patch(selected: list[str]) -> str:
+        if not selected:
+            return ""
+        return git_text(repo_dir, "diff", "--binary", "--full-index", "-M", base, head, "--", *selected)
+
+    row: dict[str, Any] = {
+        "instance_id": f"{project}__{head[:8]}",
+        "project": project,
+        "repo": repo,
+        "v_minus_1_commit": base,
+        "v0_commit": head,
+        "v0_date": commit.date,
+        "v0_message": commit.message,
+        "labels": [],
+        "changed_test_methods": [],
+        "new_test_files": [],
+        "new_test_methods": "{}",
+        "num_changed_files": len(paths),
+        "src_changed_lines": _nonblank_changed_lines(repo_dir, base, head, other_paths),
+        "test_changed_lines": test_lines,
+        "source_patch": patch(other_paths),
+        "test_patch": patch(test_paths),
+    }
+    return Candidate(commit, row)
+
+
+def _changes_method_bodies(repo_dir: Path, base: str, head: str, paths: Iterable[str]) -> bool:
+    for path in paths:
+        if not (path.endswith(".java") and "src/main/" in f"/{path}"):
+            continue
+        old = _show(repo_dir, base, path)
+        new = _show(repo_dir, head, path)
+        if new is None:
+            continue
+        new_file = parse_java(new)
+        old_file = parse_java(old) if old is not None else None
+        overloaded = overloaded_names(*(f for f in (old_file, new_file) if f is not None))
+        before = {identity_key(m, overloaded): m.tokens for m in (old_file.methods if old_file else ())}
+        for method in new_file.methods:
+            if before.get(identity_key(method, overloaded)) != method.tokens:
+                return True
+    return False
+
+
+def _show(repo_dir: Path, rev: str, path: str) -> str | None:
+    text = git_text(repo_dir, "show", f"{rev}:{path}", check=False)
+    return text if text or _exists(repo_dir, rev, path) else None
+
+
+def _exists(repo_dir: Path, rev: str, path: str) -> bool:
+    return bool(git_text(repo_dir, "ls-tree", "--name-only", rev, "--", path, check=False).strip())
+
+
+def _nonblank_changed_lines(repo_dir: Path, base: str, head: str, paths: list[str]) -> int:
+    if not paths:
+        return 0
+    diff = git_text(repo_dir, "diff", "-U0", "-M", "--no-color", base, head, "--", *paths)
+    return sum(
+        1
+        for line in diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
+    )
+
+
+# -- stage 3: execution -------------------------------------------------------------------
+def execute_check(candidate: Candidate, config: BuildConfig) -> dict[str, Any] | str:
+    """Validate a candidate by building it; the finished row, or the rejection reason."""
+    row = dict(candidate.row)
+    try:
+        workspace = Workspace.create(
+            config.repo_dir, row["v_minus_1_commit"], row["source_patch"], parent=config.work_dir
+        )
+    except BadInstance as exc:
+        return f"source_patch does not apply to V-1: {exc}"
+    try:
+        workspace.commit_gold(row["test_patch"])
+        if (
+            git_text(workspace.path, "rev-parse", "gold^{tree}").strip()
+            != git_text(config.repo_dir, "rev-parse", f"{row['v0_commit']}^{{tree}}").strip()
+        ):
+            return "source_patch + test_patch do not reproduce V0's tree"
+        gold = test_changes(workspace.changed_files("v-0.5", "gold"))
+        if not gold.items:
+            return "gold changes no test method"
+        return _labelled(row, workspace, gold, config)
+    except BadInstance as exc:
+        return f"test_patch does not apply to V-0.5: {exc}"
+    finally:
+        workspace.remove()
+
+
+def _labelled(
+    row: dict[str, Any], workspace: Workspace, gold: TestChanges, config: BuildConfig
+) -> dict[str, Any] | str:
+    executor = config.executor()
+    workspace.checkout("gold")
+    settings = RunSettings(
+        maven_repo=config.maven_repo,
+        java_version=config.java_version(detect_java_level(workspace.path / "pom.xml")),
+        coverage=False,
+        compile_timeout=config.compile_timeout,
+        test_timeout=config.test_timeout,
+    )
+    warmed = warm_up(executor, workspace.path, settings, selection=selection_of(gold.methods))
+    if not warmed.ok:
+        return f"V0 does not build (warm-up): {warmed.error}"
+    v0 = run_selection(executor, workspace.path, selection_of(gold.methods), settings)
+    if v0.harness_failed or v0.status.startswith("timeout"):
+        raise HarnessError(
+            f"{row['instance_id']}: V0 build failed for harness reasons ({v0.status}): {v0.error}"
+        )
+    if not (v0.compile_ok and v0.test_compile_ok):
+        return f"V0 does not compile ({v0.status})"
+    failing = sorted(str(o.test) for o in v0.tests if o.status not in (PASSED, SKIPPED))
+    if failing:
+        return "gold's changed tests fail on V0: " + ", ".join(failing)
+
+    old_tests = sorted(
+        {
+            TestId(_qualified(c.package, c.old.binary_class_name), c.old.name)
+            for c in gold.methods
+            if c.old is not None
+        }
+    )
+    workspace.checkout("v-0.5")
+    labels: set[str] = set()
+    if old_tests:
+        before = run_selection(executor, workspace.path, old_tests, settings)
+        if before.harness_failed or before.status.startswith("timeout"):
+            raise HarnessError(
+                f"{row['instance_id']}: V-0.5 build failed for harness reasons: {before.error}"
+            )
+        if not before.compile_ok:
+            return "V-0.5 does not compile"
+        if not before.test_compile_ok:
+            labels.add("breaking")
+        for outcome in before.tests:
+            if outcome.status in (PASSED, SKIPPED):
+                labels.add("stale")
+            elif outcome.status != "not_run":
+                labels.add("breaking")
+    added = [c for c in gold.methods if c.kind == "added" and c.new is not None]
+    if added:
+        labels.add("missing")
+    if not labels:
+        return "no label: the old versions of gold's tests could not be run on V-0.5"
+    new_methods: dict[str, list[str]] = {}
+    for change in added:
+        assert change.new is not None
+        new_methods.setdefault(change.new.binary_class_name, []).append(change.new.name)
+    row["labels"] = [label for label in ("breaking", "stale", "missing") if label in labels]
+    row["changed_test_methods"] = sorted(
+        {f"{c.new.binary_class_name}.{c.new.name}" for c in gold.methods if c.new is not None}
+    )
+    row["new_test_files"] = sorted({c.new_path or c.path for c in added})
+    row["new_test_methods"] = json.dumps({k: sorted(set(v)) for k, v in sorted(new_methods.items())})
+    row["_dedup"] = sorted(
+        {f"{m.binary_class_name}.{m.name}" for c in gold.methods for m in (c.new or c.old,) if m is not None}
+    )
+    return row
+
+
+def _qualified(package: str, binary: str) -> str:
+    return f"{package}.{binary}" if package else binary
+
+
+# -- the whole build -----------------------------------------------------------------------
+@dataclass
+class BuildResult:
+    rows: list[dict[str, Any]]
+    rejections: dict[str, str]  # commit sha -> reason
+
+    def reason_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for reason in self.rejections.values():
+            kind = reason.split(":")[0].split("(")[0].strip()
+            counts[kind] = counts.get(kind, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def build(config: BuildConfig, state_file: Path, progress: Callable[[str], None] = print) -> BuildResult:
+    """Run every stage over the history; ``state_file`` makes the build resumable."""
+    done = _load_state(state_file)
+    commits = list_commits(config.repo_dir, rev=config.rev, since=config.since, until=config.until)
+    lock = threading.Lock()
+    pending: list[Candidate] = []
+    for commit in commits:
+        if commit.sha in done:
+            continue
+        outcome = static_check(config.repo_dir, commit, config.project, config.repo)
+        if isinstance(outcome, str):
+            done[commit.sha] = {"commit": commit.sha, "rejected": outcome}
+            _append_state(state_file, done[commit.sha], lock)
+        else:
+            pending.append(outcome)
+    progress(
+        f"{len(commits)} commits, {len(pending)} to build, {len(commits) - len(pending)} already decided"
+    )
+    config.work_dir.mkdir(parents=True, exist_ok=True)
+
+    def run(candidate: Candidate) -> None:
+        outcome = execute_check(candidate, config)
+        entry: dict[str, Any] = (
+            {"commit": candidate.commit.sha, "rejected": outcome}
+            if isinstance(outcome, str)
+            else {"commit": candidate.commit.sha, "row": outcome}
+        )
+        _append_state(state_file, entry, lock)
+        with lock:
+            done[candidate.commit.sha] = entry
+            verdict = f"rejected: {outcome}" if isinstance(outcome, str) else f"instance {outcome['labels']}"
+            progress(f"[{len(done)}/{len(commits)}] {candidate.commit.sha[:8]} {verdict}")
+
+    with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
+        for future in [pool.submit(run, c) for c in pending]:
+            future.result()
+    return _finish(commits, done, config)
+
+
+def _finish(commits: list[Commit], done: dict[str, dict[str, Any]], config: BuildConfig) -> BuildResult:
+    rows: list[dict[str, Any]] = []
+    rejections: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for commit in commits:  # chronological, so the earliest commit keeps a shared test method
+        entry = done.get(commit.sha, {})
+        if "rejected" in entry:
+            rejections[commit.sha] = entry["rejected"]
+            continue
+        row = dict(entry["row"])
+        keys = row.pop("_dedup", [])
+        clash = sorted(k for k in keys if k in seen)
+        if clash:
+            rejections[commit.sha] = f"duplicate test method(s) of {seen[clash[0]]}: {', '.join(clash)}"
+            continue
+        if config.max_instances is not None and len(rows) >= config.max_instances:
+            rejections[commit.sha] = f"over --max {config.max_instances}"
+            continue
+        seen.update({k: row["instance_id"] for k in keys})
+        rows.append(row)
+    return BuildResult(rows, rejections)
+
+
+def _load_state(path: Path) -> dict[str, dict[str, Any]]:
+    done: dict[str, dict[str, Any]] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a crash: that commit is simply redone
+            if entry.get("builder") == BUILDER_VERSION:
+                done[entry["commit"]] = entry
+    return done
+
+
+def _append_state(path: Path, entry: dict[str, Any], lock: threading.Lock) -> None:
+    with lock:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({**entry, "builder": BUILDER_VERSION}) + "\n")
+
+
+def write_dataset(rows: list[dict[str, Any]], out: Path) -> None:
+    """``.jsonl`` (one row per line, stable key order) or ``.parquet`` by extension."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows), out)
+        return
+    if out.suffix != ".jsonl":
+        raise HarnessError(f"--out must end in .jsonl or .parquet, not {out.name}")
+    out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")

@@ -1,0 +1,168 @@
+"""Read predictions in the SWE-bench format and turn raw model output into a patch.
+
+A prediction is ``{"instance_id", "model_name_or_path", "model_patch"}`` (extra keys are kept but
+ignored), given as ``.jsonl`` or as ``.json`` holding a list or an id-keyed dict. For TEBench the
+patch is a *test* patch. The literal ``gold`` asks for every selected instance's gold patch.
+
+Bad entries are not fatal: each becomes a :class:`Prediction` with ``problem`` set and an
+``origin`` naming the file and line, so the plugin can show it as an error item while every
+other prediction is still evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pytest_tebench.errors import InputError
+
+GOLD = "gold"
+
+_PATCH_TAG = re.compile(r"<patch>\s*\n?(.*?)</patch>", re.DOTALL)
+# a fenced block labelled diff or patch; the language tag is what tells a diff from example code
+_DIFF_FENCE = re.compile(r"```(?:diff|patch)[^\n]*\n(.*?)```", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    instance_id: str
+    model_name_or_path: str
+    #: The patch to evaluate, already extracted from raw output; "" when the model gave none.
+    patch: str
+    #: ``file:line`` (JSONL) or ``file[key]`` (JSON) or ``gold``.
+    origin: str
+    #: How the patch was found: ``as-is``, ``patch-tag``, ``diff-fence`` or ``gold``.
+    extraction: str = "as-is"
+    #: Why this entry cannot be evaluated (malformed line, missing field, duplicate, unknown id).
+    problem: str | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.patch.strip()
+
+
+def extract_patch(text: str) -> tuple[str, str]:
+    """Return ``(patch, method)`` from raw model output.
+
+    Plain diffs pass through untouched. ``<patch>…</patch>`` wins over fences because the
+    SWE-bench prompt asks for it explicitly; several diff fences are joined in order.
+    """
+    if text.lstrip().startswith(("diff --git", "--- ", "Index: ")):
+        return text, "as-is"
+    tagged = _PATCH_TAG.findall(text)
+    if tagged:
+        return _joined(tagged), "patch-tag"
+    fenced = _DIFF_FENCE.findall(text)
+    if fenced:
+        return _joined(fenced), "diff-fence"
+    return text, "as-is"
+
+
+def _joined(parts: Iterable[str]) -> str:
+    pieces = [part if part.endswith("\n") else part + "\n" for part in parts if part.strip()]
+    return "".join(pieces)
+
+
+def load_predictions(path: Path) -> list[Prediction]:
+    """Read a predictions file; only an unreadable file raises, bad entries carry ``problem``."""
+    if not path.is_file():
+        raise InputError("predictions file not found", source=str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read predictions: {exc}", source=str(path)) from exc
+    if path.suffix == ".jsonl":
+        entries = list(_jsonl_entries(text, str(path)))
+    elif path.suffix == ".json":
+        entries = _json_entries(text, str(path))
+    else:
+        raise InputError("predictions must be a .jsonl or .json file (or the word 'gold')", source=str(path))
+    return _mark_duplicates([_to_prediction(value, origin, problem) for value, origin, problem in entries])
+
+
+_Entry = tuple[Any, str, str | None]
+
+
+def _jsonl_entries(text: str, source: str) -> Iterable[_Entry]:
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        origin = f"{source}:{lineno}"
+        try:
+            yield json.loads(line), origin, None
+        except json.JSONDecodeError as exc:
+            yield None, origin, f"malformed JSON: {exc.msg} (column {exc.colno})"
+
+
+def _json_entries(text: str, source: str) -> list[_Entry]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg}", source=source, line=exc.lineno) from exc
+    if isinstance(value, list):
+        return [(item, f"{source}[{index}]", None) for index, item in enumerate(value)]
+    if isinstance(value, dict):
+        entries: list[_Entry] = []
+        for key, item in value.items():
+            keyed = (
+                {"instance_id": key, **item} if isinstance(item, dict) and "instance_id" not in item else item
+            )
+            entries.append((keyed, f"{source}[{key!r}]", None))
+        return entries
+    raise InputError("a JSON predictions file must hold a list or an id-keyed object", source=source)
+
+
+def _to_prediction(value: Any, origin: str, problem: str | None) -> Prediction:
+    if problem is None and not isinstance(value, dict):
+        problem = "an entry must be a JSON object"
+    if problem is not None:
+        return Prediction("", "", "", origin, problem=problem)
+    instance_id = value.get("instance_id")
+    model = value.get("model_name_or_path")
+    raw_patch = value.get("model_patch")
+    for field_name, field_value in (("instance_id", instance_id), ("model_name_or_path", model)):
+        if not isinstance(field_value, str) or not field_value.strip():
+            return Prediction(
+                str(instance_id or ""),
+                str(model or ""),
+                "",
+                origin,
+                problem=f"field {field_name!r} is missing or not a non-empty string",
+            )
+    assert isinstance(instance_id, str) and isinstance(model, str)
+    if raw_patch is not None and not isinstance(raw_patch, str):
+        return Prediction(
+            instance_id, model, "", origin, problem="field 'model_patch' must be a string or null"
+        )
+    patch, extraction = extract_patch(raw_patch or "")
+    return Prediction(instance_id, model, patch, origin, extraction=extraction)
+
+
+def _mark_duplicates(predictions: list[Prediction]) -> list[Prediction]:
+    """A second prediction for the same (model, instance) is an error; the first one stands."""
+    seen: dict[tuple[str, str], str] = {}
+    marked: list[Prediction] = []
+    for prediction in predictions:
+        key = (prediction.model_name_or_path, prediction.instance_id)
+        if prediction.problem is None and key in seen:
+            marked.append(
+                replace(
+                    prediction,
+                    problem=f"duplicate prediction for this model and instance (first at {seen[key]})",
+                )
+            )
+            continue
+        if prediction.problem is None:
+            seen[key] = prediction.origin
+        marked.append(prediction)
+    return marked
+
+
+def gold_predictions(instances: Iterable[tuple[str, str]]) -> list[Prediction]:
+    """Predictions equal to gold, from ``(instance_id, gold_patch)`` pairs, in dataset order."""
+    return [Prediction(iid, GOLD, patch, GOLD, extraction=GOLD) for iid, patch in instances]

@@ -1,0 +1,255 @@
+"""Aggregate per-item result records into per-model benchmark scores.
+
+Input is the stream of plain-dict result records the controller collects (one per
+instance x prediction). Output is a JSON-ready summary keyed by ``model_name_or_path`` with
+counts, identification scores (micro, macro, by label, by project) and update scores.
+
+Decisions, all following the reference harness notes (sections 2.6 and 3.7):
+
+* Statuses ``evaluated``, ``empty`` and ``not_applied`` are *scored*: the latter two are model
+  failures and the harness already filled their blocks with zeros. ``error``, ``timeout`` and
+  ``invalid_instance`` are harness/dataset trouble and never enter a mean or a sum; they are
+  counted and listed by id instead (the reference silently shrank its denominator, we make
+  the shrinkage visible). An unknown status is treated as an error for the same reason: it
+  must never quietly become a score.
+* Micro (the headline) sums TP/FP/FN then applies :func:`~.scores.prf`; macro averages the
+  per-item P, R and F1 directly, as the reference does.
+* Per-label numbers use reconstruction (a) of the reference notes: micro over the subset of
+  instances carrying the label, so a multi-label instance counts in every one of its labels.
+  A group without items reports ``None`` (``null``) rather than 0 so that "not measured"
+  never reads as "scored zero".
+* Update OA is the arithmetic mean of per-item ``s_update`` over scored items with an update
+  block; per-label OA is the mean over the items carrying the label.
+
+Determinism: records are deduplicated by (model, instance_id), the last one winning (a rerun
+replaces its earlier attempt), and then processed in (model, instance_id) order, so the
+summary does not depend on the order in which pytest-xdist workers finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_tebench.metrics.scores import LABELS
+from pytest_tebench.metrics.scores import mean
+from pytest_tebench.metrics.scores import prf
+
+#: A result record as produced by the item runner (plain, JSON-ready).
+Record = Mapping[str, Any]
+
+#: Statuses whose record is a model score (possibly a zero one).
+SCORED_STATUSES: frozenset[str] = frozenset({"evaluated", "empty", "not_applied"})
+#: Statuses that are harness failures; listed under ``errors``.
+ERROR_STATUSES: frozenset[str] = frozenset({"error", "timeout"})
+INVALID_STATUS = "invalid_instance"
+
+#: The component scores of the update stage, in the order the paper describes them.
+UPDATE_COMPONENTS: tuple[str, ...] = ("s_exec", "s_line", "s_branch", "s_mod")
+
+#: Number of decimals thresholds are compared at: the precision of the JSON report, so the
+#: gate and the published number always agree.
+_THRESHOLD_DECIMALS = 6
+
+
+def record_key(record: Record) -> tuple[str, str]:
+    """The identity of a record: ``(model_name_or_path, instance_id)``."""
+    try:
+        return str(record["model_name_or_path"]), str(record["instance_id"])
+    except KeyError as exc:
+        raise ValueError(f"result record lacks required field {exc.args[0]!r}: {dict(record)!r}") from None
+
+
+def dedupe_records(records: Iterable[Record]) -> list[Record]:
+    """Keep the last record per (model, instance_id) and sort by that key."""
+    latest: dict[tuple[str, str], Record] = {}
+    for record in records:
+        latest[record_key(record)] = record
+    return [latest[key] for key in sorted(latest)]
+
+
+def is_scored(record: Record) -> bool:
+    """Whether a record's numbers belong in the model's scores."""
+    return record.get("status") in SCORED_STATUSES
+
+
+def summarise(records: Iterable[Record], *, update_scoring: str | None) -> dict[str, dict[str, Any]]:
+    """Per-model summary of a run, keyed (and ordered) by ``model_name_or_path``.
+
+    ``update_scoring`` names the composite formula the update scores were computed with (e.g.
+    ``"readme"`` or ``"code"``) and is echoed in the update block so a report is
+    self-describing.
+    """
+    by_model: dict[str, list[Record]] = {}
+    for record in dedupe_records(records):
+        by_model.setdefault(record_key(record)[0], []).append(record)
+    return {model: _summarise_model(by_model[model], update_scoring) for model in sorted(by_model)}
+
+
+def _summarise_model(records: Sequence[Record], update_scoring: str | None) -> dict[str, Any]:
+    scored = [record for record in records if is_scored(record)]
+    return {
+        "counts": _counts(records),
+        "identification": _identification(scored),
+        "update": _update(scored, update_scoring),
+        "errors": sorted(
+            str(r["instance_id"]) for r in records if not is_scored(r) and r.get("status") != INVALID_STATUS
+        ),
+        "invalid_instances": sorted(
+            str(r["instance_id"]) for r in records if r.get("status") == INVALID_STATUS
+        ),
+    }
+
+
+def _counts(records: Sequence[Record]) -> dict[str, int]:
+    statuses = [record.get("status") for record in records]
+    known = SCORED_STATUSES | ERROR_STATUSES | {INVALID_STATUS}
+    return {
+        "items": len(records),
+        "scored": sum(1 for s in statuses if s in SCORED_STATUSES),
+        "evaluated": statuses.count("evaluated"),
+        "empty": statuses.count("empty"),
+        "not_applied": statuses.count("not_applied"),
+        # Unknown statuses join the errors so that the counts always add up to ``items``.
+        "errors": sum(1 for s in statuses if s == "error" or s not in known),
+        "timeouts": statuses.count("timeout"),
+        "invalid_instances": statuses.count(INVALID_STATUS),
+    }
+
+
+def labels_of(record: Record) -> list[str]:
+    """The record's labels, deduplicated, in table order (paper labels first, then others sorted)."""
+    labels = {str(label) for label in record.get("labels") or ()}
+    return [label for label in LABELS if label in labels] + sorted(labels - set(LABELS))
+
+
+def _label_order(records: Iterable[Record]) -> list[str]:
+    """Every label to report: the paper's three always (even when empty), then any extra ones."""
+    extra: set[str] = set()
+    for record in records:
+        extra.update(labels_of(record))
+    return list(LABELS) + sorted(extra - set(LABELS))
+
+
+def _micro(blocks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Micro P/R/F1 over identification blocks; all values ``None`` when there are none."""
+    if not blocks:
+        return {"precision": None, "recall": None, "f1": None, "tp": None, "fp": None, "fn": None, "items": 0}
+    tp = sum(int(block["tp"]) for block in blocks)
+    fp = sum(int(block["fp"]) for block in blocks)
+    fn = sum(int(block["fn"]) for block in blocks)
+    precision, recall, f1 = prf(tp, fp, fn)
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "items": len(blocks),
+    }
+
+
+def _macro(blocks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    return {
+        "precision": mean(float(block["precision"]) for block in blocks),
+        "recall": mean(float(block["recall"]) for block in blocks),
+        "f1": mean(float(block["f1"]) for block in blocks),
+        "items": len(blocks),
+    }
+
+
+def _identification(scored: Sequence[Record]) -> dict[str, Any]:
+    # A scored record may lack the block when identification was not requested for the run.
+    with_block = [record for record in scored if record.get("identification") is not None]
+    blocks = [record["identification"] for record in with_block]
+    by_label = {
+        label: _micro([r["identification"] for r in with_block if label in labels_of(r)])
+        for label in _label_order(with_block)
+    }
+    projects = sorted({str(record.get("project", "")) for record in with_block})
+    by_project = {
+        project: _micro([r["identification"] for r in with_block if str(r.get("project", "")) == project])
+        for project in projects
+    }
+    return {
+        "micro": _micro(blocks),
+        "macro": _macro(blocks),
+        "by_label": by_label,
+        "by_project": by_project,
+    }
+
+
+def _oa_group(blocks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    return {"oa": mean(float(block["s_update"]) for block in blocks), "items": len(blocks)}
+
+
+def _update(scored: Sequence[Record], update_scoring: str | None) -> dict[str, Any] | None:
+    with_block = [record for record in scored if record.get("update") is not None]
+    if not with_block:
+        return None
+    blocks = [record["update"] for record in with_block]
+    projects = sorted({str(record.get("project", "")) for record in with_block})
+    return {
+        "oa": mean(float(block["s_update"]) for block in blocks),
+        "items": len(blocks),
+        # Coverage components are None when the ground truth has nothing to cover; such items
+        # are left out of that component's mean instead of counting as 0.
+        "means": {
+            name: mean(None if block.get(name) is None else float(block[name]) for block in blocks)
+            for name in UPDATE_COMPONENTS
+        },
+        "by_label": {
+            label: _oa_group([r["update"] for r in with_block if label in labels_of(r)])
+            for label in _label_order(with_block)
+        },
+        "by_project": {
+            project: _oa_group([r["update"] for r in with_block if str(r.get("project", "")) == project])
+            for project in projects
+        },
+        "no_coverage_change": sum(1 for block in blocks if block.get("gt_has_coverage_change") is False),
+        "scoring": update_scoring,
+    }
+
+
+def check_thresholds(
+    summary: Mapping[str, Mapping[str, Any]],
+    *,
+    min_f1: float | None,
+    min_update: float | None,
+) -> list[str]:
+    """Reasons the run misses its quality gates: one line per failing model, empty when all pass.
+
+    ``min_f1`` applies to the micro identification F1, ``min_update`` to the update OA, both
+    as fractions in [0, 1]. A model without scored items fails any threshold that is set: a
+    gate that passes because nothing was measured would hide a broken run. For the same reason
+    an empty summary fails when a threshold is set.
+    """
+    if min_f1 is None and min_update is None:
+        return []
+    if not summary:
+        return ["no model was evaluated, so no threshold can be met"]
+    reasons: list[str] = []
+    for model in sorted(summary):
+        model_summary = summary[model]
+        problems: list[str] = []
+        if min_f1 is not None:
+            f1 = model_summary["identification"]["micro"]["f1"]
+            problems += _below("micro F1", f1, min_f1, "no scored items")
+        if min_update is not None:
+            update = model_summary.get("update")
+            oa = update.get("oa") if update else None
+            problems += _below("update OA", oa, min_update, "no update scores")
+        if problems:
+            reasons.append(f"model {model!r}: " + "; ".join(problems))
+    return reasons
+
+
+def _below(name: str, value: float | None, required: float, missing: str) -> list[str]:
+    if value is None:
+        return [f"{missing} ({name} required >= {required:.3f})"]
+    if round(value, _THRESHOLD_DECIMALS) < required:
+        return [f"{name} {value:.3f} < required {required:.3f}"]
+    return []

@@ -1,0 +1,193 @@
+"""pytest entry point: options, hooks, and one stateful object per process role.
+
+Nothing here happens unless a ``--tebench-*`` option asks for it: installing the package never
+changes anyone else's test run. The work is done by
+
+* :class:`~pytest_tebench.roles.TebenchWorker`: on every process that runs items (each xdist
+  worker, or the only process): loads instances and predictions, prepares workspaces, runs builds;
+* :class:`~pytest_tebench.roles.TebenchController`: on the process that receives reports (the
+  xdist controller, or the only process): aggregates result records, writes reports, prints
+  the summary and applies the score thresholds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.items import TebenchFile
+from pytest_tebench.items import TebenchItem
+from pytest_tebench.roles import TebenchController
+from pytest_tebench.roles import TebenchWorker
+from pytest_tebench.roles import anchor_path
+from pytest_tebench.roles import options_from_config
+from pytest_tebench.roles import options_key
+from pytest_tebench.roles import record_key
+
+MARKERS = (
+    "breaking: the instance's gold patch fixes existing tests that break on V-0.5",
+    "stale: the instance's gold patch updates existing tests that still pass on V-0.5",
+    "missing: the instance's gold patch adds new tests",
+    "tebench(project, model): a pytest-tebench item; select with -m \"tebench(project='textkit')\"",
+)
+
+
+# Help-text rules (pytest-xdist's): start with a capital; a single phrase has no trailing period;
+# several phrases all end with periods.
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tebench", "pytest-tebench: evaluate benchmark predictions on real builds")
+    group.addoption(
+        "--tebench-predictions",
+        dest="tebench_predictions",
+        metavar="PATH|gold",
+        help="Predictions to evaluate (.jsonl, or .json list / id-keyed dict, SWE-bench fields), "
+        "or 'gold' for every selected instance's gold patch. Turns the plugin on.",
+    )
+    group.addoption(
+        "--tebench-dataset",
+        dest="tebench_dataset",
+        metavar="NAME|PATH",
+        default="demo",
+        help="Benchmark instances: a Hugging Face dataset name, a local .jsonl/.json/.parquet file, "
+        "or 'demo' for the embedded demo benchmark. Default: %(default)s.",
+    )
+    group.addoption(
+        "--tebench-split", dest="tebench_split", metavar="SPLIT", default="test",
+        help="Dataset split for Hugging Face datasets. Default: %(default)s.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-benchmark", dest="tebench_benchmark", metavar="NAME", default="tebench",
+        help="Benchmark adapter to use. Default: %(default)s.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-repos",
+        dest="tebench_repos",
+        metavar="DIR",
+        action="append",
+        type=_existing_dir,
+        default=[],
+        help="Directory of local clones or mirrors (DIR/owner/name, DIR/owner+name or DIR/name, "
+        "optionally ending in .git), searched before cloning. May be repeated.",
+    )
+    group.addoption(
+        "--tebench-repo-url", dest="tebench_repo_url", metavar="TEMPLATE",
+        default="https://github.com/{repo}.git", type=_url_template,
+        help="Clone URL for repositories not found locally; {repo} is owner/name. Default: %(default)s.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-offline", dest="tebench_offline", action="store_true",
+        help="Never clone or fetch: every repository must be found with --tebench-repos.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-cache-dir", dest="tebench_cache_dir", metavar="DIR", type=Path, default=None,
+        help="Cache for mirrors and workspaces. Default: $XDG_CACHE_HOME/pytest-tebench "
+        "or ~/.cache/pytest-tebench.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-keep-workspaces", dest="tebench_keep_workspaces", action="store_true",
+        help="Keep each item's workspace after the item (their paths go into the report).",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-allow-non-test-edits", dest="tebench_allow_non_test_edits", action="store_true",
+        help="Also apply prediction hunks outside the test tree (production code, pom.xml). "
+        "Off by default: a prediction must not change the code it is judged against.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-report", dest="tebench_report", metavar="PATH", type=Path, default=None,
+        help="Write the JSON report (schema in docs/report-format.md) to PATH.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-min-f1", dest="tebench_min_f1", metavar="X", type=_fraction, default=None,
+        help="Fail the session when a model's micro identification F1 is below X (0..1).",
+    )  # fmt: skip
+
+
+def _existing_dir(value: str) -> Path:
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"not a directory: {value}")
+    return path.resolve()
+
+
+def _fraction(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return number
+
+
+def _url_template(value: str) -> str:
+    if "{repo}" not in value:
+        raise argparse.ArgumentTypeError("the URL template must contain {repo}")
+    return value
+
+
+@pytest.hookimpl
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_tebench import defaults
+    from pytest_tebench import hookspec
+
+    pluginmanager.add_hookspecs(hookspec)
+    pluginmanager.register(defaults, "tebench-defaults")
+
+
+@pytest.hookimpl
+def pytest_configure(config: pytest.Config) -> None:
+    """Runs on every process. Registers the role objects and points collection at the predictions."""
+    if not config.getoption("tebench_predictions"):
+        return
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+    options = options_from_config(config)
+    config.stash[options_key] = options
+    anchor = anchor_path(options)
+    # No positional paths: collect only the predictions. With paths: add ours, once (xdist
+    # workers receive the controller's args and run this hook again).
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [str(anchor)]
+    elif str(anchor) not in config.args:
+        config.args.append(str(anchor))
+    is_worker = hasattr(config, "workerinput")
+    # xdist turns -n N>0 into a --dist mode before configure; it does not distribute --collect-only
+    uses_xdist = config.getoption("dist", default="no") != "no" and not config.getoption("collectonly")
+    if is_worker or not uses_xdist:
+        config.pluginmanager.register(TebenchWorker(config, options), "tebench-worker")
+    if not is_worker:
+        config.pluginmanager.register(TebenchController(config, options), "tebench-controller")
+
+
+@pytest.hookimpl
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> TebenchFile | None:
+    options = parent.config.stash.get(options_key, None)
+    if options is None or file_path != anchor_path(options):
+        return None
+    # nodeid keeps item ids stable ("run.jsonl::id[model]") wherever the file lives
+    return TebenchFile.from_parent(parent, path=file_path, nodeid=options.anchor_nodeid)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Attach the item's result record (plain data) to its report, so it reaches the controller.
+
+    Runs where the item runs; xdist serialises the extra attribute with the report.
+    """
+    report: pytest.TestReport = yield
+    if isinstance(item, TebenchItem):
+        record = item.stash.get(record_key, None)
+        if record is not None and (call.when == "call" or report.failed):
+            report.tebench_record = record  # type: ignore[attr-defined]
+    return report
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-tebench"

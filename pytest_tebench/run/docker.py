@@ -1,0 +1,529 @@
+"""Run build steps in throwaway containers: the sandbox for untrusted predictions.
+
+Every :class:`~pytest_tebench.run.executor.BuildStep` gets a fresh container from the image of
+:mod:`pytest_tebench.run.docker_image`, which is always removed afterwards. Inside it:
+
+* the workspace is bind-mounted at ``/workspace``, the only writable host path;
+* the Maven repository is mounted at ``/maven-repo``: read-write for warm-up steps
+  (``step.network``), read-only otherwise, with a writable head on ``/tmp`` that Maven 3.9
+  chains in front of it (``-Dmaven.repo.local=/tmp/maven-repo
+  -Dmaven.repo.local.tail=/maven-repo``);
+* no network unless ``step.network``; a non-root user; no capabilities; ``no-new-privileges``;
+* a read-only root file system, size-limited tmpfs for ``/tmp`` and ``$HOME``, memory, CPU,
+  process-count and file-size limits.
+
+Steps are written for either executor (``run/maven.py``). Their ``{workspace}`` and
+``{maven_repo}`` placeholders expand to the mount points, and host paths of the workspace and
+of the Maven repository that a step spells out in ``argv`` or env values (a JaCoCo
+``-javaagent:`` option, ``-f /host/ws/pom.xml``) are rewritten to them by :func:`translate`.
+For Maven commands the executor alone decides the local repository (:func:`with_local_repo`),
+and a step's ``maven_version`` is served by mounting the same verified distribution the local
+executor downloads (:func:`~pytest_tebench.run.mavendist.ensure_maven`).
+
+Every container carries labels naming its run, host and owning process, so
+:func:`cleanup_stale` can remove what a killed harness left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import time
+import uuid
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+import docker.types
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.run import docker_image
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.executor import expand_placeholders
+from pytest_tebench.run.local import DEFAULT_TAIL_LINES
+from pytest_tebench.run.local import default_maven_cache
+from pytest_tebench.run.mavendist import ensure_maven
+
+#: Mount points inside the container.
+CONTAINER_WORKSPACE = docker_image.CONTAINER_WORKSPACE
+CONTAINER_MAVEN_REPO = "/maven-repo"
+#: Writable head in front of the read-only repository (on the /tmp tmpfs).
+CONTAINER_MAVEN_HEAD = "/tmp/maven-repo"
+#: Where a step's own Maven distribution (``BuildStep.maven_version``) is mounted.
+CONTAINER_MAVEN_DIST = "/opt/maven"
+
+LABEL = "pytest-tebench"
+LABEL_RUN = "pytest-tebench.run"
+LABEL_PID = "pytest-tebench.pid"
+LABEL_PID_START = "pytest-tebench.pid-start"
+LABEL_HOST = "pytest-tebench.host"
+LABEL_STEP = "pytest-tebench.step"
+
+#: Environment keys a step may not set: the executor owns the JDK choice and the search path
+#: (a host PATH means nothing inside the image).
+_OWNED_ENV = frozenset({"JAVA_HOME", "PATH"})
+_MAVEN_LAUNCHERS = frozenset({"mvn", "mvnw", "mvnd"})
+_REPO_PROPERTIES = ("maven.repo.local=", "maven.repo.local.tail=")
+
+
+# --------------------------------------------------------------------------- path translation
+
+
+@dataclass(frozen=True)
+class PathMap:
+    """A host directory and where the same directory appears inside the container."""
+
+    host: str
+    container: str
+
+
+def path_maps(workspace: Path, maven_repo: Path) -> tuple[PathMap, ...]:
+    """The maps for one step: each host path as given and as resolved (symlinks followed)."""
+    maps: dict[str, str] = {}
+    for host, container in ((maven_repo, CONTAINER_MAVEN_REPO), (workspace, CONTAINER_WORKSPACE)):
+        for form in (os.path.abspath(host), str(Path(host).resolve())):
+            maps.setdefault(form.rstrip("/") or "/", container)
+    return tuple(PathMap(host, container) for host, container in maps.items())
+
+
+def _translation_pattern(maps: Sequence[PathMap]) -> re.Pattern[str]:
+    for entry in maps:
+        if not entry.host.startswith("/") or entry.host == "/":
+            raise ValueError(f"host path must be absolute and not '/': {entry.host!r}")
+    # Longest first, so a repository inside the workspace wins over the workspace.
+    hosts = sorted({entry.host for entry in maps}, key=len, reverse=True)
+    alternation = "|".join(re.escape(host) for host in hosts)
+    # A prefix counts only at a path boundary: at the start, after a separator such as `=`,
+    # `:` or a space, or after `://` (file URLs); and followed by `/` or the end of the path.
+    # So `/work/ws` is not rewritten inside `/work/ws2` or `/other/work/ws`.
+    before = r"(?:^|(?<=[^\w.\-+@~/])|(?<=://))"
+    after = r"(?![\w.\-+@~])"
+    return re.compile(f"{before}(?P<host>{alternation}){after}")
+
+
+def translate(value: str, maps: Sequence[PathMap]) -> str:
+    """Rewrite every host path of ``maps`` in ``value`` to its container path.
+
+    A plain prefix replacement on path boundaries: ``-Dx=/host/ws/pom.xml`` becomes
+    ``-Dx=/workspace/pom.xml``; ``-javaagent:/root/.m2/repository/a.jar=destfile=/host/ws/t.exec``
+    has both paths rewritten. Text that merely contains a host path as a substring of a longer
+    name is left alone. Pure: no file system access.
+    """
+    if not maps or not value:
+        return value
+    by_host = {entry.host: entry.container for entry in maps}
+    return _translation_pattern(maps).sub(lambda match: by_host[match.group("host")], value)
+
+
+def translate_step(
+    step: BuildStep, maps: Sequence[PathMap]
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The step's argv and env with host paths rewritten; JAVA_HOME and PATH are dropped."""
+    argv = tuple(translate(arg, maps) for arg in step.argv)
+    env = tuple((key, translate(value, maps)) for key, value in step.env if key not in _OWNED_ENV)
+    return argv, env
+
+
+def is_maven(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` launches Maven (``mvn``, ``./mvnw``, ``mvnd``)."""
+    return bool(argv) and os.path.basename(argv[0]) in _MAVEN_LAUNCHERS
+
+
+def with_local_repo(argv: Sequence[str], repo: str, tail: str | None = None) -> tuple[str, ...]:
+    """Point a Maven command at ``repo`` (and chain ``tail`` behind it, read-only).
+
+    Any local-repository property the step set (in either ``-Dk=v`` or ``-D k=v`` form) is
+    replaced, because the executor decides where the repository is mounted and whether it is
+    writable. Other commands are returned unchanged.
+    """
+    if not is_maven(argv):
+        return tuple(argv)
+    kept: list[str] = []
+    skip_next = False
+    for index, arg in enumerate(argv[1:], start=1):
+        if skip_next:
+            skip_next = False
+            continue
+        if arg.startswith("-D") and arg[2:].startswith(_REPO_PROPERTIES):
+            continue
+        if arg == "-D" and index + 1 < len(argv) and argv[index + 1].startswith(_REPO_PROPERTIES):
+            skip_next = True
+            continue
+        kept.append(arg)
+    ours = [f"-Dmaven.repo.local={repo}"]
+    if tail is not None:
+        ours.append(f"-Dmaven.repo.local.tail={tail}")
+    return (argv[0], *ours, *kept)
+
+
+def _at_least(version: str, minimum: tuple[int, ...]) -> bool:
+    parts = tuple(int(part) for part in re.findall(r"\d+", version)[: len(minimum)])
+    return parts >= minimum
+
+
+def pick_jdk(requested: int, available: Iterable[int]) -> int:
+    """The oldest available JDK that is at least ``requested`` (a Java 7 build runs on 8)."""
+    fitting = sorted(version for version in available if version >= requested)
+    if not fitting:
+        raise HarnessError(f"the Docker image has no JDK >= {requested} (it has {sorted(available)})")
+    return fitting[0]
+
+
+# --------------------------------------------------------------------------- ownership
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    """``chown -R uid:gid root`` without following symlinks; skips entries already right."""
+
+    def fix(path: str) -> None:
+        try:
+            info = os.lstat(path)
+            if info.st_uid != uid or info.st_gid != gid:
+                os.lchown(path, uid, gid)
+        except FileNotFoundError:
+            pass
+
+    fix(str(root))
+    for directory, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            fix(os.path.join(directory, name))
+
+
+def _process_start(pid: int) -> str:
+    """The start time of ``pid`` in clock ticks since boot, or "" when unknown (tells reused pids apart)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    # The command name (field 2) may contain spaces and parentheses; fields after it are plain.
+    return stat.rsplit(")", 1)[-1].split()[19]
+
+
+def _pid_alive(pid: int, start: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return not start or _process_start(pid) in ("", start)
+
+
+def cleanup_stale(client: Any) -> list[str]:
+    """Remove labelled containers whose owning process on this host is gone; return their names.
+
+    Call at session start: a harness that was SIGKILLed (or lost its terminal) never ran its
+    ``finally``. Containers created from another host (a shared engine) are left alone.
+    """
+    removed: list[str] = []
+    host = socket.gethostname()
+    try:
+        containers = client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
+    except docker.errors.DockerException as exc:
+        raise HarnessError(f"cannot list containers: {exc}") from exc
+    for container in containers:
+        labels = container.labels or {}
+        if labels.get(LABEL_HOST) != host:
+            continue
+        try:
+            pid = int(labels.get(LABEL_PID, ""))
+        except ValueError:
+            pid = 0
+        if pid > 0 and _pid_alive(pid, labels.get(LABEL_PID_START, "")):
+            continue
+        try:
+            container.remove(force=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.DockerException as exc:
+            raise HarnessError(f"cannot remove stale container {container.name}: {exc}") from exc
+        removed.append(str(container.name))
+    return removed
+
+
+# --------------------------------------------------------------------------- executor
+
+
+class DockerExecutor:
+    """Runs each step in a fresh, locked-down container; see the module docstring."""
+
+    name = "docker"
+
+    def __init__(
+        self,
+        image: str | None = None,
+        *,
+        client: Any = None,
+        memory: str = "4g",
+        cpus: float = 2.0,
+        pids_limit: int = 512,
+        tmp_size: str = "1g",
+        home_size: str = "256m",
+        file_size_limit: int = 2 * 1024**3,
+        tail_lines: int = DEFAULT_TAIL_LINES,
+        maven_cache: Path | None = None,
+        run_id: str | None = None,
+        build_missing: bool = False,
+        progress: docker_image.Progress | None = None,
+        recipe: docker_image.Recipe = docker_image.DEFAULT_RECIPE,
+    ) -> None:
+        """``image`` defaults to the current recipe's tag. A missing image is a
+        :class:`HarnessError` unless ``build_missing`` (then it is built on first use)."""
+        self._own_client = client is None
+        self._client = client if client is not None else docker_image.connect()
+        self.image = image or docker_image.image_tag(recipe)
+        self._recipe = recipe
+        self._image_id = ""
+        self.memory = memory
+        self.cpus = cpus
+        self.pids_limit = pids_limit
+        self.tmp_size = tmp_size
+        self.home_size = home_size
+        self.file_size_limit = file_size_limit
+        self.tail_lines = tail_lines
+        self.maven_cache = maven_cache or default_maven_cache()
+        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self._build_missing = build_missing
+        self._progress = progress
+        self._live: dict[str, Any] = {}
+        self._host = socket.gethostname()
+
+    @property
+    def client(self) -> Any:
+        return self._client
+
+    def _ensure_image(self) -> str:
+        if self._image_id:
+            return self._image_id
+        if not docker_image.image_present(self._client, self.image):
+            if not (self._build_missing and self.image == docker_image.image_tag(self._recipe)):
+                raise HarnessError(
+                    f"Docker image {self.image} is missing; build it with `tebench image build`"
+                )
+            docker_image.ensure_image(self._client, self._recipe, progress=self._progress or (lambda _: None))
+        try:
+            self._image_id = str(self._client.images.get(self.image).id)
+        except docker.errors.DockerException as exc:
+            raise HarnessError(f"cannot inspect image {self.image}: {exc}") from exc
+        return self._image_id
+
+    def _user(self) -> tuple[int, int]:
+        """Who the step runs as: the host user, or the image's user when the host user is root."""
+        if os.geteuid() == 0:
+            return self._recipe.uid, self._recipe.uid
+        return os.geteuid(), os.getegid()
+
+    def _labels(self, step: BuildStep) -> dict[str, str]:
+        pid = os.getpid()  # now, not at construction: the executor may have crossed a fork
+        return {
+            LABEL: "1",
+            LABEL_RUN: self.run_id,
+            LABEL_PID: str(pid),
+            LABEL_PID_START: _process_start(pid),
+            LABEL_HOST: self._host,
+            LABEL_STEP: step.name,
+        }
+
+    def _maven_home(self, step: BuildStep) -> str | None:
+        """Host directory of the Maven distribution ``step`` asks for (None: the image's Maven).
+
+        The same verified download the local executor uses is mounted read-only, so both
+        executors run the very same Maven.
+        """
+        if not (step.maven_version and is_maven(step.argv)):
+            return None
+        if not _at_least(step.maven_version, (3, 9)):
+            # Without Maven 3.9's `maven.repo.local.tail` the repository would have to be writable.
+            raise HarnessError(
+                f"step {step.name} wants Maven {step.maven_version}; the Docker executor needs >= 3.9"
+            )
+        return str(ensure_maven(step.maven_version, self.maven_cache))
+
+    def container_spec(self, workspace: Path, step: BuildStep, maven_repo: Path) -> dict[str, Any]:
+        """Keyword arguments for ``containers.create``: everything the sandbox consists of."""
+        step = expand_placeholders(step, workspace=CONTAINER_WORKSPACE, maven_repo=CONTAINER_MAVEN_REPO)
+        argv, step_env = translate_step(step, path_maps(workspace, maven_repo))
+        writable_repo = step.network
+        argv = with_local_repo(
+            argv,
+            CONTAINER_MAVEN_REPO if writable_repo else CONTAINER_MAVEN_HEAD,
+            None if writable_repo else CONTAINER_MAVEN_REPO,
+        )
+        mounts = [
+            docker.types.Mount(CONTAINER_WORKSPACE, str(workspace), type="bind", read_only=False),
+            docker.types.Mount(
+                CONTAINER_MAVEN_REPO, str(maven_repo), type="bind", read_only=not writable_repo
+            ),
+        ]
+        maven_home = self._maven_home(step)
+        if maven_home is not None:
+            mounts.append(docker.types.Mount(CONTAINER_MAVEN_DIST, maven_home, type="bind", read_only=True))
+            argv = (f"{CONTAINER_MAVEN_DIST}/bin/mvn", *argv[1:])
+        home = docker_image.java_home(pick_jdk(step.java_version, self._recipe.jdks))
+        uid, gid = self._user()
+        env = {
+            **dict(step_env),
+            "JAVA_HOME": home,
+            "PATH": f"{home}/bin:{docker_image.BASE_PATH}",
+            "HOME": docker_image.CONTAINER_HOME,
+            # As on the host: no rc file may override the JAVA_HOME chosen here.
+            "MAVEN_SKIP_RC": "true",
+        }
+        return {
+            "image": self.image,
+            "command": list(argv),
+            "environment": env,
+            "working_dir": CONTAINER_WORKSPACE,
+            "user": f"{uid}:{gid}",
+            "network_mode": "bridge" if step.network else "none",
+            "mounts": mounts,
+            # The image itself is read-only; scratch space is RAM-backed and capped.
+            "read_only": True,
+            "tmpfs": {
+                "/tmp": f"rw,exec,nosuid,nodev,size={self.tmp_size},mode=1777",
+                docker_image.CONTAINER_HOME: (
+                    f"rw,exec,nosuid,nodev,size={self.home_size},uid={uid},gid={gid},mode=0700"
+                ),
+            },
+            "mem_limit": self.memory,
+            "memswap_limit": self.memory,
+            "nano_cpus": int(self.cpus * 1e9),
+            "pids_limit": self.pids_limit,
+            # RLIMIT_FSIZE: no single file (a runaway log, `dd`) may exceed this, even in /workspace.
+            "ulimits": [
+                docker.types.Ulimit(name="fsize", soft=self.file_size_limit, hard=self.file_size_limit)
+            ],
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "init": True,
+            "labels": self._labels(step),
+            # Bounded on the engine's disk too: only the tail of the output is reported anyway.
+            "log_config": docker.types.LogConfig(
+                type="json-file", config={"max-size": "16m", "max-file": "1"}
+            ),
+            "detach": True,
+        }
+
+    def run(self, workspace: Path, step: BuildStep, *, maven_repo: Path) -> StepResult:
+        """Run ``step`` in a new container; see :class:`~pytest_tebench.run.executor.Executor`."""
+        workspace = Path(os.path.abspath(workspace))
+        maven_repo = Path(os.path.abspath(maven_repo))
+        if not workspace.is_dir():
+            raise HarnessError(f"workspace {workspace} is not a directory")
+        if not step.argv:
+            raise HarnessError(f"step {step.name!r} has no command")
+        maven_repo.mkdir(parents=True, exist_ok=True)
+        image_id = self._ensure_image()
+        spec = self.container_spec(workspace, step, maven_repo)
+        runtime = f"docker {self.image} ({image_id[:19]}) JAVA_HOME={spec['environment']['JAVA_HOME']}"
+        restore = self._hand_over(workspace, maven_repo, step)
+        container: Any = None
+        started = time.monotonic()
+        exit_code: int | None = None
+        timed_out = False
+        extra: dict[str, str] = {
+            "executor": self.name,
+            "user": spec["user"],
+            "network": spec["network_mode"],
+            "maven": spec["command"][0] if is_maven(spec["command"]) else "",
+        }
+        try:
+            try:
+                container = self._client.containers.create(**spec)
+            except docker.errors.DockerException as exc:
+                raise HarnessError(f"cannot create a container for step {step.name}: {exc}") from exc
+            self._live[container.id] = container
+            extra["container"] = str(container.name)
+            started = time.monotonic()
+            container.start()
+            try:
+                status = container.wait(timeout=step.timeout)
+                exit_code = int(status.get("StatusCode", -1))
+            except OSError as exc:
+                # The SDK's wait timeout surfaces as requests' ReadTimeout/ConnectionError, both
+                # OSErrors. Only one that comes at the deadline is the step's timeout.
+                if time.monotonic() - started < step.timeout - 1:
+                    raise HarnessError(f"lost the Docker engine during step {step.name}: {exc}") from exc
+                timed_out = True
+                with contextlib.suppress(docker.errors.APIError):  # it may have exited just now
+                    container.kill()
+            duration = time.monotonic() - started
+            container.reload()
+            if container.attrs.get("State", {}).get("OOMKilled"):
+                extra["oom_killed"] = "true"
+            raw = container.logs(stdout=True, stderr=True, tail=self.tail_lines)
+            output = raw.decode("utf-8", errors="replace")
+            if timed_out:
+                output += f"\n[pytest-tebench] step {step.name} killed after {step.timeout:g} s\n"
+        except docker.errors.DockerException as exc:
+            raise HarnessError(f"Docker failed during step {step.name}: {exc}") from exc
+        finally:
+            # Always: on success, failure, timeout, HarnessError and KeyboardInterrupt alike.
+            if container is not None:
+                self._remove(container)
+            restore()
+        return StepResult(
+            name=step.name,
+            argv=tuple(spec["command"]),
+            exit_code=None if timed_out else exit_code,
+            timed_out=timed_out,
+            duration=duration,
+            output=output,
+            runtime=runtime,
+            extra=extra,
+        )
+
+    def _hand_over(self, workspace: Path, maven_repo: Path, step: BuildStep) -> Any:
+        """Make the mounts writable for the container user; return the undo for the workspace.
+
+        As root on the host, the step runs as the image's uid, so the workspace is chowned to it
+        for the step and back to its owner afterwards (host tools such as git refuse trees owned by
+        someone else). A writable Maven repository is chowned and left so: it is shared by
+        concurrent steps, and root on the host does not care who owns it. As a non-root host user
+        the container runs as that same user and nothing changes hands.
+        """
+        if os.geteuid() != 0:
+            return lambda: None
+        uid, gid = self._user()
+        if step.network:
+            _chown_tree(maven_repo, uid, gid)
+        info = workspace.stat()
+        _chown_tree(workspace, uid, gid)
+
+        def restore() -> None:
+            _chown_tree(workspace, info.st_uid, info.st_gid)
+
+        return restore
+
+    def _remove(self, container: Any) -> None:
+        try:
+            container.remove(force=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.DockerException as exc:
+            raise HarnessError(f"cannot remove container {container.name}: {exc}") from exc
+        finally:
+            self._live.pop(container.id, None)
+
+    def close(self) -> None:
+        """Remove every container of this run still present (after an interrupt), then disconnect."""
+        containers = dict(self._live)
+        try:
+            for container in self._client.containers.list(
+                all=True, filters={"label": f"{LABEL_RUN}={self.run_id}"}
+            ):
+                containers.setdefault(container.id, container)
+        except docker.errors.DockerException:
+            pass  # the engine is gone; so are its containers, or cleanup_stale gets them next time
+        for container in containers.values():
+            with contextlib.suppress(HarnessError):
+                self._remove(container)
+        if self._own_client:
+            self._client.close()

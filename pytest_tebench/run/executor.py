@@ -1,0 +1,93 @@
+"""The executor seam: run one build step in a workspace and say what happened.
+
+An executor knows *where* a command runs (the host, a container); it knows nothing about Maven
+or scoring. Build logic (``run/maven.py``) turns a plan into :class:`BuildStep` values, an
+executor runs them and returns :class:`StepResult` values. Executors are chosen through the
+``pytest_tebench_make_executor`` hook, so a conftest can plug in Podman or a remote builder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
+
+#: Placeholders a step may use in ``argv`` and ``env`` values. Executors replace them with the
+#: workspace and Maven repository paths *as the build sees them* (host paths for the local
+#: executor, mount points in a container) via :func:`expand_placeholders`.
+WORKSPACE_PLACEHOLDER = "{workspace}"
+MAVEN_REPO_PLACEHOLDER = "{maven_repo}"
+
+
+@dataclass(frozen=True)
+class BuildStep:
+    """One command to run inside a workspace."""
+
+    #: Short phase name, used in reports and timeouts: ``compile``, ``test-compile``, ``test``.
+    name: str
+    #: Full argument vector, e.g. ``("mvn", "-B", "-o", "test-compile")``.
+    argv: tuple[str, ...]
+    #: Wall-clock limit in seconds; the executor kills the step when it is exceeded.
+    timeout: float
+    #: Java feature version the step needs (8, 11, 17, ...); the executor maps it to a JDK.
+    java_version: int = 17
+    #: Extra environment variables (JAVA_HOME is the executor's business, not the step's).
+    env: tuple[tuple[str, str], ...] = ()
+    #: Whether the step may use the network (dependency warm-up); evaluation steps may not.
+    network: bool = False
+    #: Maven version the step needs when ``argv[0]`` is ``mvn`` (e.g. ``"3.9.9"``); ``""`` means the
+    #: executor's own Maven. Executors resolve it (LocalExecutor downloads it once into a cache).
+    maven_version: str = ""
+
+
+@dataclass
+class StepResult:
+    """What one :class:`BuildStep` did. Plain data, safe to put in a report."""
+
+    name: str
+    argv: tuple[str, ...]
+    exit_code: int | None
+    timed_out: bool
+    duration: float
+    #: The tail of the combined stdout/stderr, enough to explain a failure.
+    output: str = ""
+    #: JAVA_HOME (or image) the step really ran with, for the report.
+    runtime: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class Executor(Protocol):
+    """Runs build steps for a workspace. Implementations: ``LocalExecutor``, ``DockerExecutor``."""
+
+    #: ``"local"`` or ``"docker"`` (or a plugin's own name); shown in the summary.
+    name: str
+
+    def run(self, workspace: Path, step: BuildStep, *, maven_repo: Path) -> StepResult:
+        """Run ``step`` with ``workspace`` as the working directory and ``maven_repo`` as the
+        Maven local repository. Must never raise for a failing or timed-out command; raise
+        :class:`~pytest_tebench.errors.HarnessError` only when the executor itself is broken."""
+        ...
+
+    def close(self) -> None:
+        """Release resources (containers, clients). Called once per process at session end."""
+        ...
+
+
+def expand_placeholders(step: BuildStep, *, workspace: str, maven_repo: str) -> BuildStep:
+    """Return ``step`` with :data:`WORKSPACE_PLACEHOLDER` and :data:`MAVEN_REPO_PLACEHOLDER`
+    replaced in ``argv`` and ``env`` values by the given paths (as seen by the build process)."""
+
+    def expand(text: str) -> str:
+        return text.replace(WORKSPACE_PLACEHOLDER, workspace).replace(MAVEN_REPO_PLACEHOLDER, maven_repo)
+
+    return replace(
+        step,
+        argv=tuple(expand(arg) for arg in step.argv),
+        env=tuple((key, expand(value)) for key, value in step.env),
+    )

@@ -1,0 +1,187 @@
+"""Run build steps as host processes: the executor for machines with JDKs and Maven installed.
+
+Each step runs in its own session (process group), so a timeout kills Maven *and* every JVM it
+forked with one ``killpg``; stragglers left behind by a step that exited normally (a daemon a
+test started) are killed the same way so they cannot hold the output pipe open. The step's
+``java_version`` picks ``JAVA_HOME`` from discovered JDKs; ``maven_version`` fetches that Maven
+into a cache (:func:`~pytest_tebench.run.mavendist.ensure_maven`). Environment variables that
+would silently change a JVM or Maven (``JAVA_TOOL_OPTIONS``, ``MAVEN_ARGS``, rc files) are
+cleared so every run sees only what its step says. The host's network is not fenced: offline
+evaluation relies on Maven's ``-o``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.executor import expand_placeholders
+from pytest_tebench.run.jdk import JdkInstall
+from pytest_tebench.run.jdk import discover_jdks
+from pytest_tebench.run.mavendist import ensure_maven
+
+#: Lines of combined output kept for the report and for failure diagnosis.
+DEFAULT_TAIL_LINES = 200
+#: Seconds between SIGTERM and SIGKILL when a step is stopped.
+KILL_GRACE = 5.0
+#: Variables dropped from the inherited environment (a step may set them again).
+SCRUBBED_ENV = (
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "MAVEN_ARGS",
+    "MAVEN_CONFIG",
+    "M2_HOME",
+    "CLASSPATH",
+)
+
+
+def default_maven_cache() -> Path:
+    """``$XDG_CACHE_HOME/pytest-tebench/maven`` (or ``~/.cache/...``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-tebench" / "maven"
+
+
+class LocalExecutor:
+    """:class:`~pytest_tebench.run.executor.Executor` running steps on this host."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        jdks: Mapping[int, JdkInstall | Path] | None = None,
+        maven_cache: Path | None = None,
+        tail_lines: int = DEFAULT_TAIL_LINES,
+    ) -> None:
+        found = discover_jdks() if jdks is None else jdks
+        self.jdks: dict[int, Path] = {
+            version: (jdk.home if isinstance(jdk, JdkInstall) else Path(jdk))
+            for version, jdk in found.items()
+        }
+        self.maven_cache = maven_cache or default_maven_cache()
+        self.tail_lines = tail_lines
+
+    def java_home(self, version: int) -> Path:
+        home = self.jdks.get(version)
+        if home is None or not (home / "bin" / "java").is_file():
+            have = ", ".join(str(v) for v in sorted(self.jdks)) or "none"
+            raise HarnessError(f"no JDK {version} on this host (found: {have})")
+        return home
+
+    def _program(self, step: BuildStep, java_home: Path) -> str:
+        program = step.argv[0]
+        if program == "mvn":
+            if step.maven_version:
+                return str(ensure_maven(step.maven_version, self.maven_cache) / "bin" / "mvn")
+            found = shutil.which("mvn")
+            if found is None:
+                raise HarnessError("mvn is not on PATH; install Maven or set a maven_version to download")
+            return found
+        if program == "java":
+            return str(java_home / "bin" / "java")
+        return program
+
+    def _environment(self, step: BuildStep, java_home: Path) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items() if key not in SCRUBBED_ENV}
+        env.update(step.env)
+        env["JAVA_HOME"] = str(java_home)
+        env["PATH"] = os.pathsep.join([str(java_home / "bin"), os.environ.get("PATH", "")])
+        # Debian's and Maven's launch scripts source /etc/mavenrc and ~/.mavenrc, which can
+        # override JAVA_HOME; the step's choice must win.
+        env["MAVEN_SKIP_RC"] = "true"
+        return env
+
+    def run(self, workspace: Path, step: BuildStep, *, maven_repo: Path) -> StepResult:
+        if not workspace.is_dir():
+            raise HarnessError(f"workspace {workspace} does not exist")
+        if not step.argv:
+            raise HarnessError(f"step {step.name!r} has no command")
+        step = expand_placeholders(
+            step, workspace=str(workspace.resolve()), maven_repo=str(maven_repo.resolve())
+        )
+        java_home = self.java_home(step.java_version)
+        argv = (self._program(step, java_home), *step.argv[1:])
+        env = self._environment(step, java_home)
+        tail: deque[str] = deque(maxlen=self.tail_lines)
+        started = time.monotonic()
+        try:
+            process = subprocess.Popen(
+                argv,
+                cwd=workspace,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise HarnessError(f"cannot start {argv[0]}: {exc}") from exc
+        assert process.stdout is not None
+        reader = threading.Thread(target=_pump, args=(process.stdout, tail), daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            process.wait(timeout=step.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(process, graceful=True)
+        except BaseException:
+            _kill_group(process, graceful=False)
+            raise
+        finally:
+            # Whatever is left in the group (forks that outlive Maven) must not survive the step.
+            _kill_group(process, graceful=False)
+            reader.join(timeout=KILL_GRACE)
+        duration = time.monotonic() - started
+        return StepResult(
+            name=step.name,
+            argv=argv,
+            exit_code=None if timed_out else process.returncode,
+            timed_out=timed_out,
+            duration=duration,
+            output="".join(tail),
+            runtime=str(java_home),
+            extra={"executor": self.name, "maven": argv[0] if step.argv[0] == "mvn" else ""},
+        )
+
+    def close(self) -> None:
+        """Nothing to release: every step's processes are gone when :meth:`run` returns."""
+
+
+def _pump(stream: IO[bytes], tail: deque[str]) -> None:
+    for raw in iter(stream.readline, b""):
+        tail.append(raw.decode("utf-8", errors="replace"))
+    stream.close()
+
+
+def _kill_group(process: subprocess.Popen[bytes], *, graceful: bool) -> None:
+    # start_new_session made the leader's pid the group id; Linux does not hand out a pid
+    # while a process group of that id still has members, so this cannot hit a stranger group.
+    pgid = process.pid
+    if graceful:
+        _signal_group(pgid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=KILL_GRACE)
+    _signal_group(pgid, signal.SIGKILL)
+    try:
+        process.wait(timeout=KILL_GRACE)
+    except subprocess.TimeoutExpired as exc:
+        raise HarnessError(f"process {process.pid} survived SIGKILL") from exc
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)

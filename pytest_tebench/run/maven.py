@@ -1,0 +1,174 @@
+"""Maven command lines for evaluating a selection of tests, as executor-neutral build steps.
+
+Every step names its goals explicitly (a bare ``mvn`` runs commons' ``defaultGoal`` with rat,
+japicmp, spotbugs, pmd, checkstyle and javadoc) and carries the skip flags real commons-* and
+jsoup builds need; ``-Djacoco.skip=true`` switches off the *project's* JaCoCo (ours is attached
+through ``JAVA_TOOL_OPTIONS``, see :mod:`pytest_tebench.run.jacoco`).
+
+Sequences measured (warm, offline, JDK 17; commons-csv at parent 104 with Maven 3.9.9 / the
+mini-maven fixture with 3.8.7; the machine was shared, so compare within a row):
+
+=====================================================  ===============  ============
+sequence                                               commons-csv      mini-maven
+=====================================================  ===============  ============
+``mvn test`` (one launch, compiles and tests)          13.7 s           5.6 s
+``mvn test-compile`` then ``mvn surefire:test``        11.7 + 4.0 s     3.2 + 3.2 s
+``mvn test-compile`` then ``mvn test``                 11.7 + 8.3 s     3.2 + 3.6 s
+=====================================================  ===============  ============
+
+The default (see :class:`~pytest_tebench.run.testrun.RunSettings`) is the single ``mvn test``:
+cheapest, and exactly the lifecycle a developer runs. Main and test compilation failures are
+still told apart, by the failing goal in the log (:mod:`~pytest_tebench.run.mavenlog`). The
+split sequence re-runs the lifecycle in its second launch instead of calling ``surefire:test``
+alone, because a bare goal silently drops execution-specific Surefire configuration
+(``default-test``), plugins bound to ``process-test-classes`` and the empty ``argLine`` that a
+skipped JaCoCo ``prepare-agent`` defines for POMs using ``@{argLine}``; it is there for separate
+compile/test timeouts and timings. The JaCoCo report is one more short ``java -jar`` (~0.3 s).
+
+Paths are :mod:`~pytest_tebench.run.executor` placeholders, expanded by the executor.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from collections.abc import Sequence
+
+from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.jacoco import AGENT_ARTIFACT
+from pytest_tebench.run.jacoco import CLI_ARTIFACT
+from pytest_tebench.run.jacoco import agent_option
+from pytest_tebench.run.surefire import TestId
+
+#: Plugins that are bound into ``mvn test`` by commons-parent/jsoup or that a stray goal could
+#: pull in; each either needs the network, fails on harness files, or does not concern tests.
+SKIP_FLAGS: tuple[str, ...] = (
+    "-Drat.skip=true",
+    "-Danimal.sniffer.skip=true",
+    "-Djapicmp.skip=true",
+    "-Denforcer.skip=true",
+    "-Dcheckstyle.skip=true",
+    "-Dspotbugs.skip=true",
+    "-Dpmd.skip=true",
+    "-Dcpd.skip=true",
+    "-Dmaven.javadoc.skip=true",
+    "-Dcyclonedx.skip=true",
+    "-Dspdx.skip=true",
+    "-Dmoditect.skip=true",
+    "-Dcheck.failOnNonReproducible=false",
+    "-Djacoco.skip=true",
+)
+#: Flags of the test step: run what ``-Dtest`` names even if the POM skips tests through a
+#: property, never fail for "no tests matched" (Surefire >= 3.0.0-M6 needs the first flag), and
+#: keep going after test failures so the reports are complete.
+TEST_FLAGS: tuple[str, ...] = (
+    "-Dsurefire.failIfNoSpecifiedTests=false",
+    "-DfailIfNoTests=false",
+    "-Dmaven.test.failure.ignore=true",
+    "-DskipTests=false",
+    "-Dmaven.test.skip=false",
+)
+#: Pinned so warm-up does not depend on plugin-prefix metadata.
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+#: Warm-up selector: every test class, a method none has. Surefire must find some class to go
+#: on to resolve its provider (``surefire-junit-platform`` + launcher, ``surefire-junit4``...),
+#: which a selector matching no class skips (observed: offline runs then fail); with this one
+#: it resolves and forks, and JUnit runs nothing.
+WARMUP_SELECTOR = "*#tebenchWarmupNoSuchMethod"
+
+
+def base_args(*, offline: bool) -> list[str]:
+    """Batch mode, no transfer noise, our repository, and the skip flags."""
+    args = ["mvn", "-B", "-ntp", f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}"]
+    if offline:
+        args.append("-o")
+    return args + list(SKIP_FLAGS)
+
+
+def selectors(tests: Iterable[TestId]) -> str:
+    """Surefire ``-Dtest`` value: ``pkg.Outer$Inner#m1+m2,pkg.Other#m``, classes and methods sorted.
+
+    The class part is the binary name; the reference harness's ``pkg.Outer.Inner`` never matched.
+    """
+    by_class: defaultdict[str, set[str]] = defaultdict(set)
+    for test in tests:
+        by_class[test.class_name].add(test.method)
+    return ",".join(f"{cls}#{'+'.join(sorted(methods))}" for cls, methods in sorted(by_class.items()))
+
+
+def compile_step(
+    *,
+    java_version: int,
+    timeout: float,
+    offline: bool = True,
+    maven_version: str = "",
+    extra_args: Sequence[str] = (),
+    main_only: bool = False,
+) -> BuildStep:
+    """``mvn test-compile`` (or ``compile`` with ``main_only``): main and test sources in one launch."""
+    phase = "compile" if main_only else "test-compile"
+    argv = (*base_args(offline=offline), *extra_args, phase)
+    return BuildStep(
+        name=phase,
+        argv=argv,
+        timeout=timeout,
+        java_version=java_version,
+        network=not offline,
+        maven_version=maven_version,
+    )
+
+
+def selection_step(
+    tests: Iterable[TestId] | None,
+    *,
+    java_version: int,
+    timeout: float,
+    includes: Sequence[str] = (),
+    offline: bool = True,
+    maven_version: str = "",
+    extra_args: Sequence[str] = (),
+    name: str = "test",
+) -> BuildStep:
+    """``mvn test -Dtest=<selectors>``; with ``includes`` the JaCoCo agent rides along in
+    ``JAVA_TOOL_OPTIONS``. ``tests=None`` or empty selects :data:`WARMUP_SELECTOR` (warm-up).
+    ``name`` is ``"compile+test"`` when this one launch also does the compilation."""
+    chosen = list(tests) if tests is not None else []
+    selector = selectors(chosen) if chosen else WARMUP_SELECTOR
+    argv = (*base_args(offline=offline), *TEST_FLAGS, *extra_args, f"-Dtest={selector}", "test")
+    env: tuple[tuple[str, str], ...] = ()
+    if includes:
+        env = (("JAVA_TOOL_OPTIONS", agent_option(includes)),)
+    return BuildStep(
+        name=name,
+        argv=argv,
+        timeout=timeout,
+        java_version=java_version,
+        env=env,
+        network=not offline,
+        maven_version=maven_version,
+    )
+
+
+def resolve_artifact_step(
+    artifact: str, *, java_version: int, timeout: float, maven_version: str = ""
+) -> BuildStep:
+    """Online ``dependency:get`` of one artifact (the JaCoCo agent or CLI) into the repository."""
+    argv = (
+        "mvn",
+        "-B",
+        "-ntp",
+        f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}",
+        f"{DEPENDENCY_PLUGIN}:get",
+        f"-Dartifact={artifact}",
+        "-Dtransitive=false",
+    )
+    short = "agent" if artifact == AGENT_ARTIFACT else "cli" if artifact == CLI_ARTIFACT else "artifact"
+    return BuildStep(
+        name=f"resolve-jacoco-{short}",
+        argv=argv,
+        timeout=timeout,
+        java_version=java_version,
+        network=True,
+        maven_version=maven_version,
+    )

@@ -1,0 +1,159 @@
+"""Which Maven a build needs, and a verified Maven distribution from Maven Central when the
+system's Maven is too old.
+
+commons-parent 99 and later set ``minimalMavenBuildVersion`` 3.9 because their plugins need it
+(skipping the enforcer does not help: Maven refuses plugins whose prerequisites it does not
+meet). :func:`required_maven_version` reads that from ``pom.xml``; :func:`ensure_maven` downloads
+``apache-maven-<v>-bin.tar.gz``, checks it against the published ``.sha512`` and unpacks it into
+a cache directory, once, under a file lock shared by parallel workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+from pytest_tebench.errors import HarnessError
+
+#: The Maven that builds needing 3.9 get; 3.9.9 is the newest 3.9.x known to run every
+#: benchmark parent.
+MAVEN_39 = "3.9.9"
+CENTRAL = "https://repo.maven.apache.org/maven2"
+#: commons-parent versions from which the plugins require Maven 3.9.
+COMMONS_PARENT_NEEDS_39 = 99
+
+_VERSION = re.compile(r"^\d+(?:\.\d+){1,3}$")
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _text(element: ET.Element | None, name: str) -> str:
+    if element is None:
+        return ""
+    for child in element:
+        if _local(child.tag) == name:
+            return (child.text or "").strip()
+    return ""
+
+
+def _child(element: ET.Element, name: str) -> ET.Element | None:
+    for child in element:
+        if _local(child.tag) == name:
+            return child
+    return None
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def required_maven_version(pom: Path) -> str:
+    """``MAVEN_39`` when the POM needs Maven >= 3.9, else ``""`` (any Maven 3.8 will do).
+
+    Signals: a ``org.apache.commons:commons-parent`` parent >= 99, or the POM's own
+    ``minimalMavenBuildVersion`` property / ``<prerequisites><maven>`` naming 3.9 or later.
+    """
+    try:
+        root = ET.parse(pom).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise HarnessError(f"cannot read {pom}: {exc}") from exc
+    parent = _child(root, "parent")
+    if _text(parent, "groupId") == "org.apache.commons" and _text(parent, "artifactId") == "commons-parent":
+        major = _version_tuple(_text(parent, "version"))
+        if major and major[0] >= COMMONS_PARENT_NEEDS_39:
+            return MAVEN_39
+    declared = [_text(_child(root, "properties"), "minimalMavenBuildVersion")]
+    declared.append(_text(_child(root, "prerequisites"), "maven"))
+    for text in declared:
+        if text and not text.startswith("$") and _version_tuple(text) >= (3, 9):
+            return MAVEN_39
+    return ""
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Exclusive ``flock`` on ``path`` (created if needed), released on exit or process death."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def maven_home(version: str, cache_dir: Path) -> Path:
+    """Where :func:`ensure_maven` puts Maven ``version``."""
+    return cache_dir / f"apache-maven-{version}"
+
+
+def _download(url: str, target: Path, timeout: float) -> None:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response, open(target, "wb") as out:
+            shutil.copyfileobj(response, out)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        raise HarnessError(f"cannot download {url}: {exc}") from exc
+
+
+def _expected_sha512(url: str, timeout: float) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            text = response.read().decode("ascii", errors="replace")
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        raise HarnessError(f"cannot download {url}: {exc}") from exc
+    digest = text.split()[0].lower() if text.split() else ""
+    if not re.fullmatch(r"[0-9a-f]{128}", digest):
+        raise HarnessError(f"{url} does not hold a SHA-512 digest")
+    return digest
+
+
+def ensure_maven(version: str, cache_dir: Path, *, base_url: str = CENTRAL, timeout: float = 120.0) -> Path:
+    """Return the home of Maven ``version`` under ``cache_dir``, downloading it first if needed.
+
+    The archive must match Central's ``.sha512``; it is unpacked next to its final place and
+    renamed into it, so a half-finished install is never visible. Safe across processes.
+    """
+    if not _VERSION.match(version):
+        raise HarnessError(f"not a Maven version: {version!r}")
+    home = maven_home(version, cache_dir)
+    if (home / "bin" / "mvn").is_file():
+        return home
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with file_lock(cache_dir / f".apache-maven-{version}.lock"):
+        if (home / "bin" / "mvn").is_file():
+            return home
+        name = f"apache-maven-{version}-bin.tar.gz"
+        url = f"{base_url}/org/apache/maven/apache-maven/{version}/{name}"
+        expected = _expected_sha512(url + ".sha512", timeout)
+        with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".maven-") as scratch:
+            archive = Path(scratch) / name
+            _download(url, archive, timeout)
+            digest = hashlib.sha512(archive.read_bytes()).hexdigest()
+            if digest != expected:
+                raise HarnessError(
+                    f"{name}: SHA-512 mismatch (got {digest[:16]}..., want {expected[:16]}...)"
+                )
+            unpacked = Path(scratch) / "unpacked"
+            try:
+                with tarfile.open(archive) as tar:
+                    tar.extractall(unpacked, filter="data")
+            except (tarfile.TarError, OSError) as exc:
+                raise HarnessError(f"cannot unpack {name}: {exc}") from exc
+            top = unpacked / f"apache-maven-{version}"
+            if not (top / "bin" / "mvn").is_file():
+                raise HarnessError(f"{name} has no apache-maven-{version}/bin/mvn")
+            os.replace(top, home)
+    return home

@@ -1,0 +1,177 @@
+"""Read a Maven log tail and say what went wrong: the prediction's code, or the harness.
+
+The split decides honesty downstream: a *compile error* is the model's fault and scores 0, an
+*infrastructure* failure (an artifact missing from the offline repository, a JDK that cannot
+target the build's level, a JVM that will not start) is a :class:`HarnessError` and never a
+score. Main and test compilation are told apart by the failing goal (``compile`` vs
+``testCompile``) in Maven's ``Failed to execute goal`` line; when a long error list pushed that
+line out of the log tail, by whether the javac error paths lie under a test source root.
+
+Examples of the lines relied on (Maven 3.8.7 and 3.9.9)::
+
+    [ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:testCompile
+        (default-testCompile) on project mini-maven: Compilation failure
+    [ERROR] /ws/src/test/java/org/tebench/textkit/ClampTest.java:[12,30] cannot find symbol
+    [ERROR] Failed to execute goal on project mini-maven: Could not resolve dependencies for
+        project ...: Cannot access central (...) in offline mode and the artifact ... has not been
+        downloaded from it before.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+OK = "ok"
+COMPILE_ERROR = "compile_error"
+TEST_COMPILE_ERROR = "test_compile_error"
+BUILD_ERROR = "build_error"
+#: The test JVM died (``System.exit`` in a test, a crash): the tests fail, the harness is fine.
+TEST_CRASH = "test_crash"
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_FAILED_GOAL = re.compile(
+    r"^\[ERROR\] Failed to execute goal (?:(?P<plugin>[\w.\-]+:[\w.\-]+):[^:\s]+:(?P<goal>[\w\-]+)"
+    r" \((?P<execution>[^)]*)\) )?on project [^:]+: (?P<message>.*)$",
+    re.MULTILINE,
+)
+_JAVAC_ERROR = re.compile(r"^\[ERROR\] (?P<path>\S+\.java):\[\d+(?:,\d+)?\] ", re.MULTILINE)
+_TEST_COMPILE_STARTED = re.compile(r"^\[INFO\] --- \S*(?:compiler)\S*:testCompile \(", re.MULTILINE)
+_TEST_SOURCE_ROOTS = ("/src/test/", "/generated-test-sources/")
+#: ``[INFO] --- maven-surefire-plugin:3.2.5:test (default-test) @ x ---`` (3.8) or
+#: ``[INFO] --- surefire:3.2.5:test (default-test) @ x ---`` (3.9).
+_MOJO_START = re.compile(r"^\[INFO\] --- (?P<plugin>[^\s:]+):[^\s:]+:(?P<goal>[\w\-]+) \(", re.MULTILINE)
+_TESTS_RUNNING = re.compile(r"^(?:\[INFO\] )?(?:T E S T S|Running \S)", re.MULTILINE)
+_JAVAC_LINE = re.compile(r"\.java:\[\d+(?:,\d+)?\]")
+
+#: Log lines that mean the harness could not build, whatever the prediction did.
+_INFRASTRUCTURE = (
+    "Could not resolve dependencies",
+    "could not be resolved",
+    "in offline mode",
+    "Non-resolvable parent POM",
+    "Non-resolvable import POM",
+    "Failed to read artifact descriptor",
+    "Could not transfer artifact",
+    "requires Maven version",
+    "No plugin found for prefix",
+    "Unknown lifecycle phase",
+    "Error occurred during initialization of VM",
+    "Error opening zip file or JAR manifest missing",
+    "UnsupportedClassVersionError",
+    "invalid target release",
+    "invalid source release",
+    "not supported. Use",
+    "release version",
+    "Fatal error compiling",
+    "The build could not read",
+    "Non-parseable POM",
+)
+_CRASH = (
+    "The forked VM terminated",
+    "There was an error in the forked process",
+    "ExecutionException",
+    "crashed",
+)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Verdict on one Maven step's log."""
+
+    kind: str
+    #: One line that explains the verdict (the failing goal or the matched log line).
+    summary: str = ""
+    #: Main compilation is known to have finished (``testCompile`` started or the step passed).
+    compile_done: bool = False
+
+
+def clean_log(text: str) -> str:
+    """Drop ANSI colour codes (Debian's ``mvn`` wrapper emits some even with ``-B``)."""
+    return _ANSI.sub("", text).replace("\r\n", "\n")
+
+
+def _infrastructure_line(log: str) -> str | None:
+    for line in log.splitlines():
+        is_error = line.startswith(("[ERROR]", "Error", "Exception")) or "Error:" in line
+        if is_error and any(marker in line for marker in _INFRASTRUCTURE):
+            return line.strip()
+    return None
+
+
+def _compile_kind_from_paths(log: str) -> str | None:
+    paths = [match.group("path") for match in _JAVAC_ERROR.finditer(log)]
+    if not paths:
+        return None
+    if any(not any(root in path for root in _TEST_SOURCE_ROOTS) for path in paths):
+        return COMPILE_ERROR
+    return TEST_COMPILE_ERROR
+
+
+def diagnose_build(output: str, exit_code: int | None) -> Diagnosis:
+    """Classify a ``compile``/``test-compile``/``test`` step from its exit code and log tail."""
+    log = clean_log(output)
+    started_tests = _TEST_COMPILE_STARTED.search(log) is not None
+    if exit_code == 0:
+        return Diagnosis(OK, compile_done=True)
+    failed = _FAILED_GOAL.search(log)
+    if failed is not None and failed.group("goal") in ("compile", "testCompile"):
+        message = failed.group("message")
+        summary = failed.group(0).strip()
+        if "Compilation failure" in message or "COMPILATION ERROR" in message:
+            if failed.group("goal") == "compile":
+                return Diagnosis(COMPILE_ERROR, summary, compile_done=False)
+            return Diagnosis(TEST_COMPILE_ERROR, summary, compile_done=True)
+        return Diagnosis(BUILD_ERROR, summary, compile_done=failed.group("goal") == "testCompile")
+    infrastructure = _infrastructure_line(log)
+    if infrastructure is not None:
+        return Diagnosis(BUILD_ERROR, infrastructure, compile_done=started_tests)
+    if "COMPILATION ERROR" in log or "Compilation failure" in log:
+        kind = _compile_kind_from_paths(log)
+        if kind is not None:
+            return Diagnosis(
+                kind, "javac errors (failing goal line not in the log tail)", kind == TEST_COMPILE_ERROR
+            )
+    if failed is not None:
+        # A goal after compilation failing (Surefire's, say) means compilation went through.
+        after_compile = "surefire" in (failed.group("plugin") or "") or started_tests
+        return Diagnosis(BUILD_ERROR, failed.group(0).strip(), compile_done=after_compile)
+    lines = [line for line in log.splitlines() if line.startswith("[ERROR]")]
+    summary = lines[0].strip() if lines else f"Maven exited with code {exit_code}"
+    return Diagnosis(BUILD_ERROR, summary, compile_done=started_tests)
+
+
+def diagnose_test_step(output: str, exit_code: int | None) -> Diagnosis:
+    """Classify the test step. Test failures do not fail it (``maven.test.failure.ignore``), so
+    a non-zero exit is a compile problem, the harness, or a test JVM that died."""
+    if exit_code == 0:
+        return Diagnosis(OK, compile_done=True)
+    diagnosis = diagnose_build(output, exit_code)
+    if diagnosis.kind != BUILD_ERROR or _infrastructure_line(clean_log(output)) is not None:
+        return diagnosis
+    log = clean_log(output)
+    for line in log.splitlines():
+        if any(marker in line for marker in _CRASH):
+            return Diagnosis(TEST_CRASH, line.strip(), compile_done=True)
+    return diagnosis
+
+
+def compile_started_tests(output: str) -> bool:
+    """Whether the log shows ``testCompile`` starting, i.e. main compilation succeeded."""
+    return _TEST_COMPILE_STARTED.search(clean_log(output)) is not None
+
+
+def phase_at_end(output: str) -> str:
+    """``"test"`` or ``"test-compile"``: what a single ``mvn test`` launch was doing when its log
+    ends (used to name a timeout). The last mojo banner decides; when test output has pushed
+    every banner out of the tail, test markers or javac diagnostics do; otherwise ``"test"``,
+    since only tests produce floods of output that bury the banners."""
+    log = clean_log(output)
+    banners = list(_MOJO_START.finditer(log))
+    if banners:
+        last = banners[-1]
+        testing = "surefire" in last.group("plugin") and last.group("goal") == "test"
+        return "test" if testing else "test-compile"
+    if _TESTS_RUNNING.search(log):
+        return "test"
+    return "test-compile" if _JAVAC_LINE.search(log) else "test"

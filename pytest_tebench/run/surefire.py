@@ -1,0 +1,218 @@
+"""Read Surefire's ``TEST-*.xml`` reports into one outcome per selected test method.
+
+What Surefire 3.2.5 writes for JUnit 5 (observed on ``tests/fixtures/mini-maven``):
+
+* The ``classname`` attribute of each ``<testcase>`` is the binary name of the class that
+  declares the method (``pkg.Outer$Inner`` for ``@Nested`` classes). The report *file* and the
+  ``<testsuite name>`` are not reliable: an outer class's own methods can land in the file of its
+  nested class and the outer file then says ``tests="0"``. So only ``classname`` is used.
+* Parameterized invocations are named ``m(int)[1]``, ``m(String, String)[2]``; ``@RepeatedTest``
+  invocations repeat the plain name ``m``; JUnit 4 uses ``m[0]`` / ``m[case 1]``, older Surefire
+  ``m{int}[1]``. A Java method name is an identifier, so the method is the identifier prefix.
+* A failure outside any test (``@BeforeAll``, a nested class's setup) is a ``<testcase>`` with an
+  empty name (JUnit 4: ``initializationError`` or ``classMethod``); it marks every selected test
+  of that class that has no own result as ``error``.
+
+Invocations aggregate per method, worst first: ``error`` > ``failed`` > ``passed`` > ``skipped``.
+A selected test with no result at all is ``not_run`` (its selector matched nothing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from junitparser import Error
+from junitparser import Failure
+from junitparser import JUnitXml
+from junitparser import JUnitXmlError
+from junitparser import Skipped
+
+from pytest_tebench.errors import HarnessError
+
+PASSED = "passed"
+FAILED = "failed"
+ERROR = "error"
+SKIPPED = "skipped"
+NOT_RUN = "not_run"
+
+#: Worst status first; aggregation keeps the worst invocation.
+_SEVERITY = {ERROR: 3, FAILED: 2, PASSED: 1, SKIPPED: 0}
+_IDENTIFIER = re.compile(r"^(?:[^\W\d]|\$)[\w$]*")
+_CLASS_LEVEL_NAMES = frozenset({"", "initializationError", "classMethod"})
+#: Longest failure message kept per test; stack traces stay in the report files.
+MAX_MESSAGE = 2000
+
+
+@dataclass(frozen=True, order=True)
+class TestId:
+    """A test method: binary class name (``pkg.Outer$Inner``) and method name."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    class_name: str
+    method: str
+
+    def __str__(self) -> str:
+        return f"{self.class_name}#{self.method}"
+
+    @classmethod
+    def parse(cls, text: str) -> TestId:
+        """Parse ``pkg.Outer$Inner#method``."""
+        class_name, sep, method = text.partition("#")
+        if not sep or not class_name or not method:
+            raise ValueError(f"not a test id (pkg.Class#method): {text!r}")
+        return cls(class_name, method)
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """Result of one selected test method over all its invocations."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    test: TestId
+    status: str
+    #: Number of reported invocations (parameterized/repeated tests have several).
+    invocations: int = 0
+    #: First failure/error/skip message, trimmed to :data:`MAX_MESSAGE` characters.
+    message: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "class": self.test.class_name,
+            "method": self.test.method,
+            "status": self.status,
+            "invocations": self.invocations,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One ``<testcase>`` element, reduced to what scoring needs."""
+
+    class_name: str
+    name: str
+    status: str
+    message: str
+
+
+def method_of(case_name: str) -> str:
+    """The method a ``<testcase name>`` belongs to: ``"m(int)[1]"`` -> ``"m"``; ``""`` when the
+    name is not a method (class-level failures)."""
+    match = _IDENTIFIER.match(case_name.strip())
+    return match.group(0) if match else ""
+
+
+def _case_status(case: Any) -> tuple[str, str]:
+    results = list(case.result)
+    for kind, status in ((Error, ERROR), (Failure, FAILED), (Skipped, SKIPPED)):
+        for result in results:
+            if isinstance(result, kind):
+                # The message attribute is the assertion text; without it, the stack trace's
+                # first line (exception type and message) says the same.
+                text = (result.message or "").strip() or (result.text or "").strip().split("\n", 1)[0]
+                return status, text[:MAX_MESSAGE]
+    return PASSED, ""
+
+
+def read_report(path: Path) -> list[CaseResult]:
+    """All test cases of one Surefire XML report."""
+    try:
+        xml = JUnitXml.fromfile(str(path))
+    except (JUnitXmlError, OSError, SyntaxError) as exc:
+        raise HarnessError(f"unreadable Surefire report {path}: {exc}") from exc
+    cases: list[CaseResult] = []
+    # JUnitXml wraps a bare <testsuite> root (Surefire's format) in a <testsuites> element.
+    for suite in xml:
+        for case in suite:
+            status, message = _case_status(case)
+            cases.append(CaseResult(case.classname or suite.name or "", case.name or "", status, message))
+    return cases
+
+
+def read_reports(reports_dir: Path) -> list[CaseResult]:
+    """Every test case in ``reports_dir/TEST-*.xml`` (empty when the directory is missing).
+
+    The caller must have removed reports of earlier runs; this reads whatever is there.
+    """
+    if not reports_dir.is_dir():
+        return []
+    cases: list[CaseResult] = []
+    for path in sorted(reports_dir.glob("TEST-*.xml")):
+        cases.extend(read_report(path))
+    return cases
+
+
+def _is_class_level(case: CaseResult) -> bool:
+    simple = case.class_name.rsplit(".", 1)[-1]
+    return case.name in _CLASS_LEVEL_NAMES or case.name in (case.class_name, simple)
+
+
+def aggregate(cases: Iterable[CaseResult]) -> dict[TestId, TestOutcome]:
+    """Fold invocations into one outcome per ``(class, method)`` seen in the reports."""
+    outcomes: dict[TestId, TestOutcome] = {}
+    for case in cases:
+        if _is_class_level(case):
+            continue
+        method = method_of(case.name)
+        if not method:
+            continue
+        test = TestId(case.class_name, method)
+        previous = outcomes.get(test)
+        if previous is None:
+            outcomes[test] = TestOutcome(test, case.status, 1, case.message)
+            continue
+        worse = _SEVERITY[case.status] > _SEVERITY[previous.status]
+        status = case.status if worse else previous.status
+        message = case.message if worse and case.message else previous.message
+        outcomes[test] = TestOutcome(test, status, previous.invocations + 1, message)
+    return outcomes
+
+
+def class_level_errors(cases: Iterable[CaseResult]) -> dict[str, str]:
+    """Binary class name -> message of a failure reported outside any test method."""
+    errors: dict[str, str] = {}
+    for case in cases:
+        if _is_class_level(case) and case.status in (ERROR, FAILED):
+            errors.setdefault(case.class_name, case.message or "class-level failure")
+    return errors
+
+
+def outcomes_for(selection: Iterable[TestId], cases: Iterable[CaseResult]) -> dict[TestId, TestOutcome]:
+    """One outcome per selected test; tests absent from the reports are ``not_run`` unless their
+    class (or an enclosing class) failed as a whole, which makes them ``error``."""
+    case_list = list(cases)
+    seen = aggregate(case_list)
+    broken = class_level_errors(case_list)
+    result: dict[TestId, TestOutcome] = {}
+    for test in sorted(set(selection)):
+        if test in seen:
+            result[test] = seen[test]
+            continue
+        message = _enclosing_error(test.class_name, broken)
+        if message is not None:
+            result[test] = TestOutcome(test, ERROR, 0, f"class-level failure: {message}"[:MAX_MESSAGE])
+        else:
+            result[test] = TestOutcome(test, NOT_RUN, 0, "")
+    return result
+
+
+def _enclosing_error(class_name: str, broken: Mapping[str, str]) -> str | None:
+    # A failing outer class's @BeforeAll stops its nested classes too.
+    name = class_name
+    while True:
+        if name in broken:
+            return broken[name]
+        if "$" not in name:
+            return None
+        name = name.rsplit("$", 1)[0]

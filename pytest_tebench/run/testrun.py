@@ -1,0 +1,315 @@
+"""Run a selection of test methods in a workspace: compile, test with JaCoCo, read the results.
+
+By default one evaluation is one Maven launch, ``mvn -o test -Dtest=...`` with the JaCoCo agent
+in ``JAVA_TOOL_OPTIONS`` (step ``compile+test``), plus a short ``java -jar`` JaCoCo CLI launch for
+the XML report. ``RunSettings(split_launches=True)`` runs ``mvn -o test-compile`` first, for
+separate timeouts and timings; :mod:`pytest_tebench.run.maven` has the measurements. An empty
+selection only compiles.
+
+Nothing stale is ever read: ``target/`` is removed (in Python, no ``mvn clean`` launch) before
+compiling, so classes of deleted sources cannot run, and Surefire's reports plus our JaCoCo
+files are removed again right before a separate test step. Only this run's reports are read.
+
+Statuses: ``ok`` (tests ran; see the outcomes), ``no_tests`` (empty selection, compiled, no test
+step), ``compile_error``, ``test_compile_error``, ``timeout:<step>``, ``build_error`` (the
+harness could not build: offline resolution, JDK, JVM start - never the prediction's score).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.run import mavenlog
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import Executor
+from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.jacoco import EXEC_FILE
+from pytest_tebench.run.jacoco import XML_FILE
+from pytest_tebench.run.jacoco import CoverageReport
+from pytest_tebench.run.jacoco import check_agent_paths
+from pytest_tebench.run.jacoco import parse_report
+from pytest_tebench.run.jacoco import project_includes
+from pytest_tebench.run.jacoco import report_step
+from pytest_tebench.run.maven import compile_step
+from pytest_tebench.run.maven import selection_step
+from pytest_tebench.run.surefire import ERROR
+from pytest_tebench.run.surefire import NOT_RUN
+from pytest_tebench.run.surefire import TestId
+from pytest_tebench.run.surefire import TestOutcome
+from pytest_tebench.run.surefire import outcomes_for
+from pytest_tebench.run.surefire import read_reports
+
+OK = "ok"
+NO_TESTS = "no_tests"
+COMPILE_ERROR = mavenlog.COMPILE_ERROR
+TEST_COMPILE_ERROR = mavenlog.TEST_COMPILE_ERROR
+BUILD_ERROR = mavenlog.BUILD_ERROR
+REPORTS_DIR = "target/surefire-reports"
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to build one workspace. ``maven_repo`` is shared by all workers and read-only offline."""
+
+    maven_repo: Path
+    #: JDK feature version for every step (choose it with :func:`pytest_tebench.run.jdk.choose_jdk`).
+    java_version: int = 17
+    #: Maven to use (``""`` = the executor's, e.g. ``"3.9.9"`` from :mod:`~pytest_tebench.run.mavendist`).
+    maven_version: str = ""
+    offline: bool = True
+    coverage: bool = True
+    compile_timeout: float = 300.0
+    test_timeout: float = 900.0
+    report_timeout: float = 120.0
+    #: Remove ``target/`` before compiling; switch off only for a workspace known to be fresh.
+    clean_target: bool = True
+    #: JaCoCo include patterns; empty = the packages declared under ``src/main``.
+    coverage_includes: tuple[str, ...] = ()
+    #: Extra Maven arguments for every Maven step (e.g. ``-Dnet.bytebuddy.experimental=true``).
+    extra_args: tuple[str, ...] = ()
+    #: ``mvn test-compile`` and ``mvn test`` as two launches (own timeouts and timings) instead of
+    #: one ``mvn test`` whose timeout is ``compile_timeout + test_timeout``. Costs a launch.
+    split_launches: bool = False
+
+
+@dataclass(frozen=True)
+class SelectionRun:
+    """Everything one evaluation run produced; plain data, see :meth:`to_dict`."""
+
+    status: str
+    #: ``None`` when the build never got far enough to tell.
+    compile_ok: bool | None
+    test_compile_ok: bool | None
+    tests: tuple[TestOutcome, ...] = ()
+    coverage: CoverageReport | None = None
+    #: Why coverage is missing although it was requested ("" when present or not requested).
+    coverage_error: str = ""
+    #: A line explaining a non-``ok`` status, or a test JVM crash under ``ok``.
+    error: str = ""
+    timings: Mapping[str, float] = field(default_factory=dict)
+    steps: tuple[StepResult, ...] = ()
+    java_version: int = 0
+
+    @property
+    def outcomes(self) -> dict[TestId, TestOutcome]:
+        return {outcome.test: outcome for outcome in self.tests}
+
+    @property
+    def harness_failed(self) -> bool:
+        """The harness could not evaluate (an error for the item, never a score)."""
+        return self.status == BUILD_ERROR
+
+    @property
+    def all_passed(self) -> bool:
+        """Tests ran and every selected test passed (an empty selection never "passes" here)."""
+        return self.status == OK and bool(self.tests) and all(o.passed for o in self.tests)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "compile_ok": self.compile_ok,
+            "test_compile_ok": self.test_compile_ok,
+            "error": self.error,
+            "java_version": self.java_version,
+            "tests": [outcome.to_dict() for outcome in self.tests],
+            "coverage": self.coverage.to_dict() if self.coverage is not None else None,
+            "coverage_error": self.coverage_error,
+            "timings": {name: round(seconds, 3) for name, seconds in self.timings.items()},
+            "steps": [
+                {
+                    "name": step.name,
+                    "argv": list(step.argv),
+                    "exit_code": step.exit_code,
+                    "timed_out": step.timed_out,
+                    "duration": round(step.duration, 3),
+                    "runtime": step.runtime,
+                    "output_tail": step.output,
+                }
+                for step in self.steps
+            ],
+        }
+
+
+def remove_stale_outputs(workspace: Path, *, whole_target: bool) -> None:
+    """Delete ``target/`` (``whole_target``) or just Surefire reports and our JaCoCo files."""
+    if whole_target:
+        shutil.rmtree(workspace / "target", ignore_errors=True)
+        return
+    shutil.rmtree(workspace / REPORTS_DIR, ignore_errors=True)
+    for name in (EXEC_FILE, XML_FILE):
+        (workspace / name).unlink(missing_ok=True)
+
+
+def _not_run(selection: Iterable[TestId]) -> tuple[TestOutcome, ...]:
+    return tuple(TestOutcome(test, NOT_RUN) for test in sorted(set(selection)))
+
+
+def run_selection(
+    executor: Executor, workspace: Path, selection: Iterable[TestId], settings: RunSettings
+) -> SelectionRun:
+    """Compile ``workspace`` and run the selected test methods; see the module docstring.
+
+    Raises :class:`HarnessError` only for a missing ``pom.xml``, a workspace path JaCoCo cannot
+    use, or a broken executor; build trouble comes back as ``status="build_error"``.
+    """
+    if not (workspace / "pom.xml").is_file():
+        raise HarnessError(f"{workspace} has no pom.xml (only single-module Maven builds are supported)")
+    run = _Run(executor, workspace, sorted(set(selection)), settings)
+    return run.execute()
+
+
+class _Run:
+    """State of one :func:`run_selection` call: the steps so far and how to finish."""
+
+    def __init__(
+        self, executor: Executor, workspace: Path, chosen: list[TestId], settings: RunSettings
+    ) -> None:
+        self.executor = executor
+        self.workspace = workspace
+        self.chosen = chosen
+        self.settings = settings
+        self.steps: list[StepResult] = []
+        self.timings: dict[str, float] = {}
+
+    def finish(
+        self, status: str, compile_ok: bool | None, test_compile_ok: bool | None, **rest: Any
+    ) -> SelectionRun:
+        rest.setdefault("tests", _not_run(self.chosen))
+        return SelectionRun(
+            status=status,
+            compile_ok=compile_ok,
+            test_compile_ok=test_compile_ok,
+            timings=self.timings,
+            steps=tuple(self.steps),
+            java_version=self.settings.java_version,
+            **rest,
+        )
+
+    def step(self, step: BuildStep) -> StepResult:
+        result = self.executor.run(self.workspace, step, maven_repo=self.settings.maven_repo)
+        self.steps.append(result)
+        self.timings[step.name] = result.duration
+        return result
+
+    def execute(self) -> SelectionRun:
+        settings = self.settings
+        includes, coverage_error = self.coverage_includes()
+        remove_stale_outputs(self.workspace, whole_target=settings.clean_target)
+        if settings.split_launches or not self.chosen:
+            early = self.compile_first()
+            if early is not None:
+                return early
+            if not self.chosen:
+                return self.finish(NO_TESTS, True, True, error="empty selection: no test step was run")
+            remove_stale_outputs(self.workspace, whole_target=False)
+            timeout, name = settings.test_timeout, "test"
+        else:
+            timeout, name = settings.compile_timeout + settings.test_timeout, "compile+test"
+        tested = self.step(
+            selection_step(
+                self.chosen,
+                java_version=settings.java_version,
+                timeout=timeout,
+                includes=includes,
+                offline=settings.offline,
+                maven_version=settings.maven_version,
+                extra_args=settings.extra_args,
+                name=name,
+            )
+        )
+        outcomes = outcomes_for(self.chosen, read_reports(self.workspace / REPORTS_DIR))
+        if tested.timed_out:
+            phase = "test" if name == "test" else mavenlog.phase_at_end(tested.output)
+            compiled = phase == "test" or mavenlog.compile_started_tests(tested.output)
+            return self.finish(
+                f"timeout:{phase}",
+                True if compiled else None,
+                True if phase == "test" else None,
+                tests=tuple(outcomes.values()),
+                error=f"timed out after {tested.duration:.0f} s during {phase}",
+            )
+        verdict = mavenlog.diagnose_test_step(tested.output, tested.exit_code)
+        if verdict.kind == COMPILE_ERROR:
+            return self.finish(COMPILE_ERROR, False, None, error=verdict.summary)
+        if verdict.kind == TEST_COMPILE_ERROR:
+            return self.finish(TEST_COMPILE_ERROR, True, False, error=verdict.summary)
+        if verdict.kind == BUILD_ERROR:
+            built = True if verdict.compile_done else None
+            return self.finish(
+                BUILD_ERROR, built, built, tests=tuple(outcomes.values()), error=verdict.summary
+            )
+        error = ""
+        if verdict.kind == mavenlog.TEST_CRASH:
+            # The JVM died under the tests: whatever has no report failed with it.
+            error = verdict.summary
+            for test, outcome in outcomes.items():
+                if outcome.status == NOT_RUN:
+                    outcomes[test] = TestOutcome(test, ERROR, 0, f"test JVM crashed: {verdict.summary}")
+        coverage: CoverageReport | None = None
+        if includes:
+            coverage, coverage_error = self.collect_coverage()
+        return self.finish(
+            OK,
+            True,
+            True,
+            tests=tuple(outcomes.values()),
+            coverage=coverage,
+            coverage_error=coverage_error,
+            error=error,
+        )
+
+    def coverage_includes(self) -> tuple[tuple[str, ...], str]:
+        if not self.settings.coverage or not self.chosen:
+            return (), ""
+        includes = self.settings.coverage_includes or project_includes(self.workspace)
+        if not includes:
+            return (), "no main classes found under src/main: nothing to cover"
+        check_agent_paths(str(self.workspace.resolve()), str(self.settings.maven_repo.resolve()))
+        return includes, ""
+
+    def compile_first(self) -> SelectionRun | None:
+        """The split sequence's ``mvn test-compile``; a finished run when it failed."""
+        settings = self.settings
+        build = self.step(
+            compile_step(
+                java_version=settings.java_version,
+                timeout=settings.compile_timeout,
+                offline=settings.offline,
+                maven_version=settings.maven_version,
+                extra_args=settings.extra_args,
+            )
+        )
+        if build.timed_out:
+            compiled = True if mavenlog.compile_started_tests(build.output) else None
+            return self.finish(f"timeout:{build.name}", compiled, None, error="compilation timed out")
+        verdict = mavenlog.diagnose_build(build.output, build.exit_code)
+        if verdict.kind == COMPILE_ERROR:
+            return self.finish(COMPILE_ERROR, False, None, error=verdict.summary)
+        if verdict.kind == TEST_COMPILE_ERROR:
+            return self.finish(TEST_COMPILE_ERROR, True, False, error=verdict.summary)
+        if verdict.kind != mavenlog.OK:
+            return self.finish(
+                BUILD_ERROR, True if verdict.compile_done else None, None, error=verdict.summary
+            )
+        return None
+
+    def collect_coverage(self) -> tuple[CoverageReport | None, str]:
+        workspace, settings = self.workspace, self.settings
+        if not (workspace / EXEC_FILE).is_file():
+            return None, f"no JaCoCo execution data at {EXEC_FILE}: the agent did not run"
+        if not (workspace / "target" / "classes").is_dir():
+            return CoverageReport(files={}, classes={}), ""
+        report = self.step(report_step(java_version=settings.java_version, timeout=settings.report_timeout))
+        if report.timed_out:
+            return None, "the JaCoCo report timed out"
+        if not report.ok:
+            lines = [line for line in mavenlog.clean_log(report.output).splitlines() if line.strip()]
+            return None, f"JaCoCo report failed: {lines[-1] if lines else f'exit code {report.exit_code}'}"
+        return parse_report(workspace / XML_FILE), ""

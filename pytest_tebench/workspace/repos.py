@@ -1,0 +1,132 @@
+"""Find a git repository that holds an instance's commits: a local mirror, or a cached clone.
+
+Resolution order for a slug ``owner/name``:
+
+1. an embedded repository (the demo benchmark's, built offline from history shipped in the
+   package), given to the store as a builder function;
+2. ``--tebench-repos=DIR``: ``DIR/owner/name``, ``DIR/owner+name``, ``DIR/owner__name`` or
+   ``DIR/name``, each also with a ``.git`` suffix; a working clone or a bare mirror;
+3. a bare mirror in the cache, cloned from the URL template (GitHub by default) on first use
+   and fetched when a commit is missing.
+
+Local repositories are only read (workspaces are separate clones that borrow their objects),
+so the user's clone is never touched. Creating and fetching cache mirrors happens under a
+per-repository file lock, so N pytest-xdist workers never clone the same repository at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.locking import file_lock
+from pytest_tebench.locking import lock_name
+from pytest_tebench.workspace.gitcmd import GitError
+from pytest_tebench.workspace.gitcmd import git
+from pytest_tebench.workspace.gitcmd import has_commit
+
+DEFAULT_URL_TEMPLATE = "https://github.com/{repo}.git"
+
+
+class RepositoryUnavailable(HarnessError):
+    """No repository holding the instance's commits could be found or cloned."""
+
+
+class RepositoryStore:
+    """Maps repository slugs to git directories that contain the needed commits."""
+
+    def __init__(
+        self,
+        cache_dir: Path,
+        *,
+        local_dirs: Sequence[Path] = (),
+        url_template: str = DEFAULT_URL_TEMPLATE,
+        allow_network: bool = True,
+        embedded: Mapping[str, Callable[[Path], object]] | None = None,
+    ) -> None:
+        self.mirror_dir = cache_dir / "mirrors"
+        self.lock_dir = cache_dir / "locks"
+        self.local_dirs = tuple(local_dirs)
+        self.url_template = url_template
+        self.allow_network = allow_network
+        #: slug -> function that (re)builds that repository's bare mirror at the given path
+        self.embedded = dict(embedded or {})
+
+    def locate(self, repo: str, commits: Sequence[str]) -> Path:
+        """Return a git directory of ``repo`` that contains every commit in ``commits``."""
+        if repo in self.embedded:
+            return self._embedded_mirror(repo, commits)
+        for candidate in self._local_candidates(repo):
+            if _is_git_dir(candidate):
+                missing = [c for c in commits if not has_commit(candidate, c)]
+                if missing:
+                    raise RepositoryUnavailable(
+                        f"local repository {candidate} for {repo} lacks commit(s) {', '.join(missing)}; "
+                        "fetch them there or point --tebench-repos elsewhere"
+                    )
+                return candidate
+        return self._cached_mirror(repo, commits)
+
+    def _local_candidates(self, repo: str) -> list[Path]:
+        owner, _, name = repo.partition("/")
+        names = [repo, f"{owner}+{name}", f"{owner}__{name}", name] if name else [repo]
+        return [base / n for base in self.local_dirs for stem in names for n in (stem, stem + ".git")]
+
+    def _mirror_path(self, repo: str) -> Path:
+        return self.mirror_dir / (lock_name(repo) + ".git")
+
+    def _embedded_mirror(self, repo: str, commits: Sequence[str]) -> Path:
+        mirror = self._mirror_path(repo)
+        with file_lock(self.lock_dir / (lock_name(repo) + ".lock")):
+            if not (_is_git_dir(mirror) and all(has_commit(mirror, c) for c in commits)):
+                self.embedded[repo](mirror)
+        missing = [c for c in commits if not has_commit(mirror, c)]
+        if missing:
+            raise RepositoryUnavailable(
+                f"the embedded history of {repo} has no commit(s) {', '.join(missing)}"
+            )
+        return mirror
+
+    def _cached_mirror(self, repo: str, commits: Sequence[str]) -> Path:
+        mirror = self._mirror_path(repo)
+        url = self.url_template.format(repo=repo)
+        with file_lock(self.lock_dir / (lock_name(repo) + ".lock")):
+            if not _is_git_dir(mirror):
+                self._network_or_fail(repo, url)
+                mirror.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    git(mirror.parent, "clone", "--mirror", "--quiet", url, str(mirror), timeout=3600)
+                except GitError as exc:
+                    raise RepositoryUnavailable(f"cannot clone {repo} from {url}: {exc}") from exc
+            if not all(has_commit(mirror, c) for c in commits):
+                self._network_or_fail(repo, url)
+                try:
+                    git(mirror, "fetch", "--quiet", "--prune", "origin", timeout=3600)
+                except GitError as exc:
+                    raise RepositoryUnavailable(f"cannot fetch {repo}: {exc}") from exc
+        missing = [c for c in commits if not has_commit(mirror, c)]
+        if missing:
+            raise RepositoryUnavailable(f"{repo} ({url}) has no commit(s) {', '.join(missing)}")
+        return mirror
+
+    def _network_or_fail(self, repo: str, url: str) -> None:
+        if not self.allow_network:
+            raise RepositoryUnavailable(
+                f"{repo} is not available locally (use --tebench-repos=DIR) and network clones are disabled"
+            )
+
+
+def _is_git_dir(path: Path) -> bool:
+    if not path.is_dir():
+        return False
+    result = git(path, "rev-parse", "--git-dir", check=False)
+    if result.returncode != 0:
+        return False
+    # `rev-parse` also succeeds in any folder *inside* some other checkout; insist on this one
+    top = (
+        git(path, "rev-parse", "--is-bare-repository", "--show-toplevel", check=False).stdout.decode().split()
+    )
+    return bool(top) and (top[0] == "true" or Path(top[-1]).resolve() == path.resolve())

@@ -1,0 +1,117 @@
+"""Shared fixtures: throwaway git histories, and the CI rule for Maven and Docker tests.
+
+Tests marked ``maven`` or ``docker`` skip on a developer machine that lacks the tool, but in
+CI (``CI=true``) a missing tool is a failure: those tests must really run there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.workspace.gitcmd import git
+from pytest_tebench.workspace.gitcmd import git_text
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _require(what: str, ok: bool) -> None:
+    if ok:
+        return
+    if IN_CI:
+        pytest.fail(f"{what} is required in CI but is not available", pytrace=False)
+    pytest.skip(f"{what} is not available")
+
+
+@pytest.fixture(autouse=True)
+def _tool_requirements(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("maven"):
+        _require("Maven and a JDK", bool(shutil.which("mvn")) and bool(shutil.which("java")))
+    if request.node.get_closest_marker("docker"):
+        ok = (
+            bool(shutil.which("docker"))
+            and subprocess.run(["docker", "info"], capture_output=True, check=False, timeout=60).returncode
+            == 0
+        )
+        _require("a running Docker engine", ok)
+
+
+Files = Mapping[str, str | bytes | None]  # path -> content; None deletes the file
+
+
+class History:
+    """A git repository built commit by commit from file dictionaries."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.commits: list[str] = []
+        path.mkdir(parents=True, exist_ok=True)
+        git(path, "init", "--quiet", "--initial-branch=main")
+
+    def commit(self, files: Files, message: str = "change", *, renames: Mapping[str, str] = {}) -> str:
+        for old, new in renames.items():
+            (self.path / new).parent.mkdir(parents=True, exist_ok=True)
+            git(self.path, "mv", old, new)
+        for rel, content in files.items():
+            target = self.path / rel
+            if content is None:
+                target.unlink()
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content, encoding="utf-8")
+        git(self.path, "add", "--all")
+        git(self.path, "commit", "--quiet", "--allow-empty", "-m", message)
+        sha = git_text(self.path, "rev-parse", "HEAD").strip()
+        self.commits.append(sha)
+        return sha
+
+    def instance_row(
+        self, v1: str, v0: str, *, instance_id: str, repo: str, labels: list[str]
+    ) -> dict[str, object]:
+        """A TEBench row for the commit v1 -> v0, split into source and test patches."""
+        from pytest_tebench.workspace.patches import is_test_path
+
+        names = git_text(self.path, "diff", "--name-only", "--no-renames", v1, v0).split()
+        tests = [n for n in names if is_test_path(n)]
+        others = [n for n in names if not is_test_path(n)]
+
+        def diff(paths: list[str]) -> str:
+            if not paths:
+                return ""
+            return git_text(self.path, "diff", "--binary", "--full-index", v1, v0, "--", *paths)
+
+        return {
+            "instance_id": instance_id,
+            "project": repo.split("/")[1],
+            "repo": repo,
+            "v_minus_1_commit": v1,
+            "v0_commit": v0,
+            "labels": labels,
+            "source_patch": diff(others),
+            "test_patch": diff(tests),
+        }
+
+
+@pytest.fixture
+def make_history(tmp_path: Path) -> Callable[[str], History]:
+    def factory(name: str = "repo") -> History:
+        return History(tmp_path / "repos" / name)
+
+    return factory
+
+
+def write_jsonl(path: Path, rows: list[object]) -> Path:
+    path.write_text(
+        "".join((json.dumps(r) if not isinstance(r, str) else r) + "\n" for r in rows), encoding="utf-8"
+    )
+    return path

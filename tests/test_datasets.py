@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pytest_tebench.benchmarks.tebench import TebenchAdapter
+from pytest_tebench.errors import InputError
+from pytest_tebench.instance.datasets import load_records
+
+ROW = {
+    "instance_id": "textkit__abc1234",
+    "project": "textkit",
+    "repo": "pytest-tebench/textkit",
+    "v_minus_1_commit": "a" * 40,
+    "labels": ["stale", "breaking"],
+    "source_patch": "",
+    "test_patch": "diff --git a/x b/x\n",
+}
+
+
+def _adapter_problems(path: Path) -> list[str | None]:
+    return [i.problem for i in TebenchAdapter().load_instances(load_records(str(path)))]
+
+
+def test_jsonl_json_and_parquet_give_the_same_instances(tmp_path: Path) -> None:
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text(json.dumps(ROW) + "\n")
+    as_json = tmp_path / "d.json"
+    as_json.write_text(json.dumps([ROW]))
+    parquet = tmp_path / "d.parquet"
+    pq.write_table(pa.Table.from_pylist([ROW]), parquet)
+    loaded = [TebenchAdapter().load_instances(load_records(str(p))) for p in (jsonl, as_json, parquet)]
+    payloads = [[i.payload for i in instances] for instances in loaded]
+    assert payloads[0] == payloads[1] == payloads[2]
+    (instance,) = loaded[0]
+    assert instance.problem is None
+    assert instance.labels == ("breaking", "stale")  # canonical order
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"test_patch": None}, "field 'test_patch' is missing"),
+        ({"v_minus_1_commit": "not-a-sha"}, "field 'v_minus_1_commit' is not a commit hash"),
+        ({"repo": "no-slash"}, "field 'repo' must look like 'owner/name'"),
+        ({"labels": ["flaky"]}, "unknown label(s) ['flaky']"),
+        ({"labels": []}, "field 'labels' must be a non-empty list"),
+        ({"project": 7}, "field 'project' must be a string, not int"),
+    ],
+)
+def test_bad_fields_name_the_instance_and_the_field(
+    tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    row = {k: v for k, v in {**ROW, **change}.items() if v is not None}
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    (problem,) = _adapter_problems(path)
+    assert problem is not None
+    assert problem.startswith(f"{path}:1: instance textkit__abc1234: ")
+    assert message in problem
+
+
+def test_bad_rows_do_not_hide_good_ones(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    second = {**ROW, "instance_id": "textkit__def5678"}
+    path.write_text(json.dumps(ROW) + "\n{oops\n" + json.dumps(second) + "\n" + json.dumps(ROW) + "\n")
+    problems = _adapter_problems(path)
+    assert problems[0] is None and problems[2] is None
+    assert problems[1] is not None and "malformed JSON" in problems[1]
+    assert problems[3] is not None and f"duplicate instance_id (first at {path}:1)" in problems[3]
+
+
+def test_labels_as_json_string(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({**ROW, "labels": '["missing"]'}) + "\n")
+    (instance,) = TebenchAdapter().load_instances(load_records(str(path)))
+    assert instance.labels == ("missing",)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="dataset file not found"):
+        load_records(str(tmp_path / "nope.jsonl"))
+
+
+def test_hub_names_go_through_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
+    import datasets
+
+    calls: list[tuple[str, str]] = []
+
+    def fake_load(name: str, *, split: str) -> list[dict[str, object]]:
+        calls.append((name, split))
+        if name == "iSEngLab/TEBench":
+            return [ROW]
+        raise ConnectionError("hub unreachable")
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load)
+    (record,) = load_records("iSEngLab/TEBench", split="test")
+    assert (record.data, record.origin) == (ROW, "iSEngLab/TEBench[0]")
+    with pytest.raises(InputError, match=r"other/name: cannot load dataset \(split 'dev'\): hub unreachable"):
+        load_records("other/name", split="dev")
+    assert calls == [("iSEngLab/TEBench", "test"), ("other/name", "dev")]

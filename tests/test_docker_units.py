@@ -1,0 +1,322 @@
+"""Docker executor pieces that need no engine: path translation, Maven repository arguments,
+JDK choice, the container specification, and the image recipe hash."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.run import docker_image
+from pytest_tebench.run.docker import CONTAINER_MAVEN_HEAD
+from pytest_tebench.run.docker import CONTAINER_MAVEN_REPO
+from pytest_tebench.run.docker import CONTAINER_WORKSPACE
+from pytest_tebench.run.docker import LABEL_PID
+from pytest_tebench.run.docker import DockerExecutor
+from pytest_tebench.run.docker import PathMap
+from pytest_tebench.run.docker import _pid_alive
+from pytest_tebench.run.docker import _process_start
+from pytest_tebench.run.docker import is_maven
+from pytest_tebench.run.docker import path_maps
+from pytest_tebench.run.docker import pick_jdk
+from pytest_tebench.run.docker import translate
+from pytest_tebench.run.docker import translate_step
+from pytest_tebench.run.docker import with_local_repo
+from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
+from pytest_tebench.run.executor import WORKSPACE_PLACEHOLDER
+from pytest_tebench.run.executor import BuildStep
+
+MAPS = (PathMap("/root/.m2/repository", "/maven-repo"), PathMap("/work/ws", "/workspace"))
+
+
+# --------------------------------------------------------------------------- translate
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("/work/ws", "/workspace"),
+        ("/work/ws/", "/workspace/"),
+        ("/work/ws/pom.xml", "/workspace/pom.xml"),
+        ("-f=/work/ws/sub/pom.xml", "-f=/workspace/sub/pom.xml"),
+        ("-Dmaven.repo.local=/root/.m2/repository", "-Dmaven.repo.local=/maven-repo"),
+        (
+            "-javaagent:/root/.m2/repository/org/jacoco/a.jar=destfile=/work/ws/target/jacoco.exec,append=false",
+            "-javaagent:/maven-repo/org/jacoco/a.jar=destfile=/workspace/target/jacoco.exec,append=false",
+        ),
+        ("file:///work/ws/x", "file:///workspace/x"),
+        ("file:/work/ws/x", "file:/workspace/x"),
+        ("a /work/ws b /work/ws/c", "a /workspace b /workspace/c"),
+        ("/work/ws:/root/.m2/repository/x.jar", "/workspace:/maven-repo/x.jar"),
+        # Not on a path boundary: left alone.
+        ("/work/ws2/pom.xml", "/work/ws2/pom.xml"),
+        ("/work/ws.bak", "/work/ws.bak"),
+        ("/other/work/ws", "/other/work/ws"),
+        ("relative/work/ws", "relative/work/ws"),
+        ("test", "test"),
+        ("", ""),
+    ],
+)
+def test_translate(value: str, expected: str) -> None:
+    assert translate(value, MAPS) == expected
+
+
+def test_translate_prefers_the_longest_host_path() -> None:
+    nested = (PathMap("/work/ws", "/workspace"), PathMap("/work/ws/.m2", "/maven-repo"))
+    assert translate("/work/ws/.m2/org/x.jar", nested) == "/maven-repo/org/x.jar"
+    assert translate("/work/ws/src", nested) == "/workspace/src"
+
+
+def test_translate_rejects_root_and_relative_hosts() -> None:
+    with pytest.raises(ValueError, match="absolute"):
+        translate("/x", (PathMap("/", "/workspace"),))
+    with pytest.raises(ValueError, match="absolute"):
+        translate("x", (PathMap("work", "/workspace"),))
+
+
+def test_translate_without_maps_is_identity() -> None:
+    assert translate("/work/ws", ()) == "/work/ws"
+
+
+def test_path_maps_include_resolved_symlinks(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    repo = tmp_path / "repo"
+    maps = path_maps(link, repo)
+    hosts = {entry.host: entry.container for entry in maps}
+    assert hosts[str(link)] == CONTAINER_WORKSPACE
+    assert hosts[str(real.resolve())] == CONTAINER_WORKSPACE
+    assert hosts[str(repo)] == CONTAINER_MAVEN_REPO
+
+
+def test_translate_step_rewrites_argv_and_env_and_drops_owned_keys() -> None:
+    step = BuildStep(
+        name="test",
+        argv=("mvn", "-Dmaven.repo.local=/root/.m2/repository", "-f", "/work/ws/pom.xml", "test"),
+        timeout=10,
+        env=(
+            ("JAVA_TOOL_OPTIONS", "-javaagent:/root/.m2/repository/a.jar=destfile=/work/ws/j.exec"),
+            ("JAVA_HOME", "/usr/lib/jvm/host-jdk"),
+            ("PATH", "/usr/bin"),
+            ("OTHER", "plain"),
+        ),
+    )
+    argv, env = translate_step(step, MAPS)
+    assert argv == ("mvn", "-Dmaven.repo.local=/maven-repo", "-f", "/workspace/pom.xml", "test")
+    assert dict(env) == {
+        "JAVA_TOOL_OPTIONS": "-javaagent:/maven-repo/a.jar=destfile=/workspace/j.exec",
+        "OTHER": "plain",
+    }
+
+
+# --------------------------------------------------------------------------- Maven arguments
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (("mvn", "test"), True),
+        (("/opt/maven/bin/mvn", "-v"), True),
+        (("./mvnw", "test"), True),
+        (("mvnd",), True),
+        (("java", "-version"), False),
+        ((), False),
+    ],
+)
+def test_is_maven(argv: tuple[str, ...], expected: bool) -> None:
+    assert is_maven(argv) is expected
+
+
+def test_with_local_repo_replaces_the_steps_repository() -> None:
+    argv = (
+        "mvn",
+        "-B",
+        "-Dmaven.repo.local=/maven-repo",
+        "-D",
+        "maven.repo.local.tail=/x",
+        "-Dfoo=1",
+        "test",
+    )
+    assert with_local_repo(argv, CONTAINER_MAVEN_HEAD, CONTAINER_MAVEN_REPO) == (
+        "mvn",
+        f"-Dmaven.repo.local={CONTAINER_MAVEN_HEAD}",
+        f"-Dmaven.repo.local.tail={CONTAINER_MAVEN_REPO}",
+        "-B",
+        "-Dfoo=1",
+        "test",
+    )
+    assert with_local_repo(("mvn", "test"), CONTAINER_MAVEN_REPO) == (
+        "mvn",
+        f"-Dmaven.repo.local={CONTAINER_MAVEN_REPO}",
+        "test",
+    )
+
+
+def test_with_local_repo_leaves_other_commands_alone() -> None:
+    argv = ("sh", "-c", "echo -Dmaven.repo.local=/x")
+    assert with_local_repo(argv, "/r", "/t") == argv
+
+
+# --------------------------------------------------------------------------- JDK choice
+
+
+def test_pick_jdk() -> None:
+    assert pick_jdk(8, (8, 11, 17)) == 8
+    assert pick_jdk(7, (8, 11, 17)) == 8
+    assert pick_jdk(9, (8, 11, 17)) == 11
+    assert pick_jdk(17, (17, 11, 8)) == 17
+    with pytest.raises(HarnessError, match="no JDK >= 21"):
+        pick_jdk(21, (8, 11, 17))
+
+
+# --------------------------------------------------------------------------- container spec
+
+
+class _NoClient:
+    """Stands in for a Docker client: ``container_spec`` must not talk to the engine."""
+
+
+def _spec(step: BuildStep, tmp_path: Path) -> dict[str, object]:
+    executor = DockerExecutor("img:tag", client=_NoClient(), run_id="r1")
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    return executor.container_spec(workspace, step, tmp_path / "m2")
+
+
+def test_spec_of_an_offline_maven_step(tmp_path: Path) -> None:
+    step = BuildStep(
+        name="test",
+        argv=(
+            "mvn",
+            "-o",
+            f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}",
+            f"-Dx={WORKSPACE_PLACEHOLDER}/a",
+            "test",
+        ),
+        timeout=60,
+        java_version=11,
+        env=(("JAVA_TOOL_OPTIONS", f"-javaagent:{tmp_path / 'm2'}/agent.jar"),),
+    )
+    spec = _spec(step, tmp_path)
+    assert spec["command"] == [
+        "mvn",
+        f"-Dmaven.repo.local={CONTAINER_MAVEN_HEAD}",
+        f"-Dmaven.repo.local.tail={CONTAINER_MAVEN_REPO}",
+        "-o",
+        "-Dx=/workspace/a",
+        "test",
+    ]
+    assert spec["network_mode"] == "none"
+    env = spec["environment"]
+    assert isinstance(env, dict)
+    assert env["JAVA_HOME"] == "/opt/java/11"
+    assert env["PATH"].startswith("/opt/java/11/bin:")
+    assert env["JAVA_TOOL_OPTIONS"] == "-javaagent:/maven-repo/agent.jar"
+    mounts = {m["Target"]: m for m in spec["mounts"]}  # type: ignore[attr-defined]
+    assert mounts[CONTAINER_WORKSPACE]["ReadOnly"] is False
+    assert mounts[CONTAINER_MAVEN_REPO]["ReadOnly"] is True
+    assert spec["read_only"] is True
+    assert spec["cap_drop"] == ["ALL"]
+    assert spec["labels"][LABEL_PID] == str(os.getpid())  # type: ignore[index]
+    assert not str(spec["user"]).startswith("0:")
+
+
+def test_spec_of_a_warm_up_step_has_network_and_a_writable_repo(tmp_path: Path) -> None:
+    step = BuildStep(name="warm", argv=("mvn", "test"), timeout=60, network=True)
+    spec = _spec(step, tmp_path)
+    assert spec["command"] == ["mvn", f"-Dmaven.repo.local={CONTAINER_MAVEN_REPO}", "test"]
+    assert spec["network_mode"] == "bridge"
+    mounts = {m["Target"]: m for m in spec["mounts"]}  # type: ignore[attr-defined]
+    assert mounts[CONTAINER_MAVEN_REPO]["ReadOnly"] is False
+
+
+def test_spec_refuses_maven_older_than_3_9(tmp_path: Path) -> None:
+    step = BuildStep(name="c", argv=("mvn", "compile"), timeout=60, maven_version="3.8.8")
+    with pytest.raises(HarnessError, match=r">= 3\.9"):
+        _spec(step, tmp_path)
+
+
+# --------------------------------------------------------------------------- stale detection
+
+
+def test_own_process_is_alive_and_a_reused_pid_is_not() -> None:
+    start = _process_start(os.getpid())
+    assert start.isdigit()
+    assert _pid_alive(os.getpid(), start)
+    assert not _pid_alive(os.getpid(), str(int(start) + 1))
+
+
+# --------------------------------------------------------------------------- recipe
+
+
+def test_recipe_hash_is_stable_and_names_the_tag() -> None:
+    assert docker_image.recipe_hash() == docker_image.recipe_hash(docker_image.Recipe())
+    tag = docker_image.image_tag()
+    assert tag == f"pytest-tebench/java:{docker_image.recipe_hash()}"
+    assert len(docker_image.recipe_hash()) == 12
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"packages": (*docker_image.DEFAULT_RECIPE.packages, "unzip")},
+        {"suite": "trixie"},
+        {"mirror": "http://example.invalid/debian"},
+        {"jdks": (8, 17)},
+        {"default_jdk": 17},
+        {"uid": 1001},
+    ],
+)
+def test_recipe_hash_changes_with_the_recipe(change: dict[str, object]) -> None:
+    changed = dataclasses.replace(docker_image.DEFAULT_RECIPE, **change)  # type: ignore[arg-type]
+    assert docker_image.recipe_hash(changed) != docker_image.recipe_hash()
+
+
+def test_recipe_hash_covers_script_text_and_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = docker_image.recipe_hash()
+    monkeypatch.setattr(docker_image, "_SETUP_TEMPLATE", docker_image._SETUP_TEMPLATE + "# edited\n")
+    assert docker_image.recipe_hash() != before
+    monkeypatch.undo()
+    monkeypatch.setattr(docker_image, "RECIPE_VERSION", docker_image.RECIPE_VERSION + 1)
+    assert docker_image.recipe_hash() != before
+
+
+def test_recipe_hash_covers_host_ca_certificates(tmp_path: Path) -> None:
+    recipe = dataclasses.replace(docker_image.DEFAULT_RECIPE, host_ca_dir=str(tmp_path))
+    empty = docker_image.recipe_hash(recipe)
+    assert empty == docker_image.recipe_hash(dataclasses.replace(recipe, host_ca_dir=""))
+    (tmp_path / "proxy.crt").write_bytes(b"-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n")
+    (tmp_path / "ignored.pem").write_bytes(b"not a .crt")
+    assert docker_image.host_ca_certificates(recipe) == (
+        ("proxy.crt", (tmp_path / "proxy.crt").read_bytes()),
+    )
+    with_ca = docker_image.recipe_hash(recipe)
+    assert with_ca != empty
+    (tmp_path / "proxy.crt").write_bytes(b"other")
+    assert docker_image.recipe_hash(recipe) not in (empty, with_ca)
+
+
+def test_setup_script_and_changes_carry_the_recipe() -> None:
+    script = docker_image.setup_script()
+    for package in docker_image.DEFAULT_RECIPE.packages:
+        assert package in script
+    assert "useradd --no-log-init --uid 1000" in script
+    changes = docker_image.image_changes()
+    assert "ENV JAVA_HOME=/opt/java/8" in changes
+    assert {
+        "ENV JAVA8_HOME=/opt/java/8",
+        "ENV JAVA11_HOME=/opt/java/11",
+        "ENV JAVA17_HOME=/opt/java/17",
+    } <= set(changes)
+    assert "USER 1000:1000" in changes
+    assert "WORKDIR /workspace" in changes
+
+
+def test_image_main_prints_the_tag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert docker_image.main(["tag"]) == 0
+    assert capsys.readouterr().out.strip() == docker_image.image_tag()

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.errors import InputError
+from pytest_tebench.instance.predictions import extract_patch
+from pytest_tebench.instance.predictions import load_predictions
+
+DIFF = "diff --git a/src/test/A.java b/src/test/A.java\n--- a/src/test/A.java\n+++ b/src/test/A.java\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+def test_plain_diff_passes_through() -> None:
+    assert extract_patch(DIFF) == (DIFF, "as-is")
+
+
+def test_patch_tag_is_extracted() -> None:
+    raw = f"Here is my fix.\n<patch>\n{DIFF}</patch>\nThanks!"
+    assert extract_patch(raw) == (DIFF, "patch-tag")
+
+
+def test_diff_fences_are_extracted_and_joined() -> None:
+    second = DIFF.replace("A.java", "B.java")
+    raw = f"First:\n```diff\n{DIFF}```\nand some java:\n```java\nclass X {{}}\n```\n```patch\n{second}```"
+    assert extract_patch(raw) == (DIFF + second, "diff-fence")
+
+
+def test_jsonl_bad_lines_are_kept_with_their_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"instance_id": "a", "model_name_or_path": "m", "model_patch": DIFF}),
+                "{not json",
+                "",
+                json.dumps({"instance_id": "b", "model_patch": DIFF}),
+                json.dumps(["a list"]),
+                json.dumps({"instance_id": "a", "model_name_or_path": "m", "model_patch": "x"}),
+                json.dumps({"instance_id": "c", "model_name_or_path": "m", "model_patch": None}),
+                json.dumps({"instance_id": "d", "model_name_or_path": "m", "model_patch": 3}),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    predictions = load_predictions(path)
+    problems = [(p.origin.rsplit(":", 1)[1], p.problem) for p in predictions if p.problem]
+    assert problems == [
+        ("2", "malformed JSON: Expecting property name enclosed in double quotes (column 2)"),
+        ("4", "field 'model_name_or_path' is missing or not a non-empty string"),
+        ("5", "an entry must be a JSON object"),
+        ("6", f"duplicate prediction for this model and instance (first at {path}:1)"),
+        ("8", "field 'model_patch' must be a string or null"),
+    ]
+    good = [p for p in predictions if p.problem is None]
+    assert [(p.instance_id, p.is_empty) for p in good] == [("a", False), ("c", True)]
+
+
+def test_json_list_and_id_keyed_dict(tmp_path: Path) -> None:
+    as_list = tmp_path / "list.json"
+    as_list.write_text(json.dumps([{"instance_id": "a", "model_name_or_path": "m", "model_patch": DIFF}]))
+    as_dict = tmp_path / "dict.json"
+    as_dict.write_text(json.dumps({"a": {"model_name_or_path": "m", "model_patch": DIFF}}))
+    for path in (as_list, as_dict):
+        (only,) = load_predictions(path)
+        assert (only.instance_id, only.model_name_or_path, only.patch, only.problem) == ("a", "m", DIFF, None)
+
+
+def test_unreadable_files_raise(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not found"):
+        load_predictions(tmp_path / "missing.jsonl")
+    other = tmp_path / "run.txt"
+    other.write_text("x")
+    with pytest.raises(InputError, match=r"\.jsonl or \.json"):
+        load_predictions(other)
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{")
+    with pytest.raises(InputError, match=r"broken\.json:1: malformed JSON"):
+        load_predictions(broken)

@@ -1,0 +1,142 @@
+"""LocalExecutor with plain shell commands: environment, failures, timeouts killing the tree."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.jdk import discover_jdks
+from pytest_tebench.run.local import KILL_GRACE
+from pytest_tebench.run.local import LocalExecutor
+
+
+@pytest.fixture
+def fake_jdk(tmp_path: Path) -> Path:
+    home = tmp_path / "jdk17"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "java").write_text("", encoding="utf-8")
+    return home
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+def sh(script: str, *, timeout: float = 30, name: str = "sh", **kwargs: object) -> BuildStep:
+    return BuildStep(name, ("sh", "-c", script), timeout, **kwargs)  # type: ignore[arg-type]
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids whose command line mentions ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def sleeper(marker: str) -> str:
+    return f"{sys.executable} -c 'import time; time.sleep(300)' {marker}"
+
+
+def test_environment_and_placeholders(
+    fake_jdk: Path, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-Dleaked=true")
+    monkeypatch.setenv("MAVEN_ARGS", "-X")
+    executor = LocalExecutor(jdks={17: fake_jdk})
+    step = sh(
+        'echo "$JAVA_HOME|$MAVEN_SKIP_RC|${JAVA_TOOL_OPTIONS-unset}|${MAVEN_ARGS-unset}|$FOO|$(pwd)";'
+        ' echo "${PATH%%:*}"; echo {workspace}',
+        env=(("FOO", "{maven_repo}/x"),),
+    )
+    result = executor.run(workspace, step, maven_repo=tmp_path / "m2")
+    assert result.ok and result.exit_code == 0 and not result.timed_out
+    lines = result.output.splitlines()
+    assert lines[0] == f"{fake_jdk}|true|unset|unset|{tmp_path / 'm2'}/x|{workspace}"
+    assert lines[1] == f"{fake_jdk}/bin"
+    assert lines[2] == str(workspace)
+    assert result.runtime == str(fake_jdk)
+    assert result.argv[0] == "sh"
+
+
+def test_failing_command_does_not_raise(fake_jdk: Path, workspace: Path) -> None:
+    result = LocalExecutor(jdks={17: fake_jdk}).run(
+        workspace, sh("echo bad >&2; exit 3"), maven_repo=workspace
+    )
+    assert (result.exit_code, result.timed_out, result.ok) == (3, False, False)
+    assert result.output == "bad\n"
+
+
+def test_output_tail(fake_jdk: Path, workspace: Path) -> None:
+    executor = LocalExecutor(jdks={17: fake_jdk}, tail_lines=200)
+    result = executor.run(
+        workspace, sh("i=0; while [ $i -lt 500 ]; do echo $i; i=$((i+1)); done"), maven_repo=workspace
+    )
+    lines = result.output.splitlines()
+    # 500 lines 0..499 printed; the last 200 are 300..499.
+    assert len(lines) == 200 and lines[0] == "300" and lines[-1] == "499"
+
+
+def test_timeout_kills_whole_tree(fake_jdk: Path, workspace: Path) -> None:
+    marker = f"tebench-timeout-{uuid.uuid4().hex}"
+    script = f"{sleeper(marker)} & {sleeper(marker)} & wait"
+    started = time.monotonic()
+    result = LocalExecutor(jdks={17: fake_jdk}).run(workspace, sh(script, timeout=1.5), maven_repo=workspace)
+    elapsed = time.monotonic() - started
+    assert result.timed_out and result.exit_code is None and not result.ok
+    # Two grandchildren ignored nothing, so SIGTERM ends them well within the grace period.
+    assert elapsed < 1.5 + KILL_GRACE
+    assert processes_with(marker) == []
+
+
+def test_stragglers_are_killed_after_normal_exit(fake_jdk: Path, workspace: Path) -> None:
+    marker = f"tebench-straggler-{uuid.uuid4().hex}"
+    started = time.monotonic()
+    result = LocalExecutor(jdks={17: fake_jdk}).run(
+        workspace, sh(f"{sleeper(marker)} & echo started"), maven_repo=workspace
+    )
+    # The background sleeper holds the output pipe; without the group kill this would hang.
+    assert result.ok and result.output == "started\n"
+    assert time.monotonic() - started < 10
+    assert processes_with(marker) == []
+
+
+def test_harness_errors(fake_jdk: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    executor = LocalExecutor(jdks={17: fake_jdk})
+    with pytest.raises(HarnessError, match="no JDK 11"):
+        executor.run(workspace, sh("true", java_version=11), maven_repo=workspace)
+    with pytest.raises(HarnessError, match="does not exist"):
+        executor.run(workspace / "absent", sh("true"), maven_repo=workspace)
+    with pytest.raises(HarnessError, match="cannot start"):
+        executor.run(workspace, BuildStep("x", ("/no/such/program",), 5), maven_repo=workspace)
+    monkeypatch.setenv("PATH", str(workspace))
+    with pytest.raises(HarnessError, match="mvn is not on PATH"):
+        executor.run(workspace, BuildStep("x", ("mvn", "-v"), 5), maven_repo=workspace)
+
+
+@pytest.mark.skipif(17 not in discover_jdks(), reason="needs an installed JDK 17")
+def test_java_step_uses_chosen_jdk(workspace: Path) -> None:
+    executor = LocalExecutor()
+    result = executor.run(
+        workspace, BuildStep("v", ("java", "-version"), 30, java_version=17), maven_repo=workspace
+    )
+    assert result.ok
+    assert 'version "17' in result.output
+    assert result.argv[0] == os.path.join(result.runtime, "bin", "java")

@@ -1,0 +1,160 @@
+"""Surefire report parsing: invocations fold into methods, classes come from ``classname``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.run.surefire import ERROR
+from pytest_tebench.run.surefire import FAILED
+from pytest_tebench.run.surefire import NOT_RUN
+from pytest_tebench.run.surefire import PASSED
+from pytest_tebench.run.surefire import SKIPPED
+from pytest_tebench.run.surefire import CaseResult
+from pytest_tebench.run.surefire import TestId
+from pytest_tebench.run.surefire import aggregate
+from pytest_tebench.run.surefire import method_of
+from pytest_tebench.run.surefire import outcomes_for
+from pytest_tebench.run.surefire import read_reports
+
+PKG = "org.tebench.textkit"
+
+# Shaped like Surefire 3.2.5's real output: the outer class's own methods sit in the file of
+# its @Nested class, and that outer file reports tests="0".
+NESTED_FILE = f"""<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="{PKG}.SlugTest$Blank" time="0.016" tests="4" errors="0" skipped="0" failures="1">
+  <testcase name="slugs(String, String)[1]" classname="{PKG}.SlugTest" time="0.171"/>
+  <testcase name="slugs(String, String)[2]" classname="{PKG}.SlugTest" time="0.008">
+    <failure message="expected: &lt;a-b&gt; but was: &lt;a--b&gt;" type="org.opentest4j.AssertionFailedError"><![CDATA[trace
+]]></failure>
+  </testcase>
+  <testcase name="lowercases" classname="{PKG}.SlugTest" time="0.008"/>
+  <testcase name="nullGivesEmpty" classname="{PKG}.SlugTest$Blank" time="0.001"/>
+</testsuite>
+"""
+OUTER_FILE = f"""<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="{PKG}.SlugTest" time="0.51" tests="0" errors="0" skipped="0" failures="0">
+</testsuite>
+"""
+ODD_FILE = f"""<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="{PKG}.OddTest" tests="7" errors="1" skipped="2" failures="0">
+  <testcase name="errors" classname="{PKG}.OddTest">
+    <error type="java.lang.IllegalStateException"><![CDATA[java.lang.IllegalStateException: boom
+\tat org.tebench.textkit.OddTest.errors(OddTest.java:22)
+]]></error>
+  </testcase>
+  <testcase name="repeated" classname="{PKG}.OddTest"/>
+  <testcase name="repeated" classname="{PKG}.OddTest"/>
+  <testcase name="skipped" classname="{PKG}.OddTest"><skipped message="not today"/></testcase>
+  <testcase name="mixed()[1]" classname="{PKG}.OddTest"><skipped message="assumption"/></testcase>
+  <testcase name="mixed()[2]" classname="{PKG}.OddTest"/>
+  <testcase name="junit4Style[0]" classname="{PKG}.OddTest"/>
+</testsuite>
+"""
+BROKEN_FILE = f"""<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="{PKG}.OddTest$Broken" tests="1" errors="1" skipped="0" failures="0">
+  <testcase name="" classname="{PKG}.OddTest$Broken">
+    <error message="setup broke" type="java.lang.IllegalStateException"/>
+  </testcase>
+</testsuite>
+"""
+
+
+@pytest.fixture
+def reports(tmp_path: Path) -> Path:
+    for name, text in (
+        (f"TEST-{PKG}.SlugTest$Blank.xml", NESTED_FILE),
+        (f"TEST-{PKG}.SlugTest.xml", OUTER_FILE),
+        (f"TEST-{PKG}.OddTest.xml", ODD_FILE),
+        (f"TEST-{PKG}.OddTest$Broken.xml", BROKEN_FILE),
+        # Not a TEST-*.xml report: must be ignored.
+        (f"{PKG}.SlugTest.txt", "plain text summary"),
+    ):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("name", "method"),
+    [
+        ("inside(int)[1]", "inside"),
+        ("slugs(String, String)[2]", "slugs"),
+        ("m{int}[1]", "m"),
+        ("testFoo[case 1]", "testFoo"),
+        ("repeated", "repeated"),
+        ("$weird_name1()", "$weird_name1"),
+        ("", ""),
+        ("[1] 2, 3", ""),
+    ],
+)
+def test_method_of(name: str, method: str) -> None:
+    assert method_of(name) == method
+
+
+def test_read_reports_uses_classname_not_file(reports: Path) -> None:
+    cases = read_reports(reports)
+    # 4 + 0 + 7 + 1 test cases in the four TEST-*.xml files.
+    assert len(cases) == 12
+    in_nested_file = [c for c in cases if c.name == "lowercases"]
+    assert in_nested_file == [CaseResult(f"{PKG}.SlugTest", "lowercases", PASSED, "")]
+
+
+def test_read_reports_missing_dir(tmp_path: Path) -> None:
+    assert read_reports(tmp_path / "absent") == []
+
+
+def test_unreadable_report_is_harness_error(tmp_path: Path) -> None:
+    (tmp_path / "TEST-x.xml").write_text("<testsuite><testcase", encoding="utf-8")
+    with pytest.raises(HarnessError, match="unreadable Surefire report"):
+        read_reports(tmp_path)
+
+
+def test_aggregate_invocations(reports: Path) -> None:
+    outcomes = aggregate(read_reports(reports))
+    slugs = outcomes[TestId(f"{PKG}.SlugTest", "slugs")]
+    # Invocation [1] passed, [2] failed -> the method failed, with [2]'s message.
+    assert (slugs.status, slugs.invocations, slugs.message) == (FAILED, 2, "expected: <a-b> but was: <a--b>")
+    repeated = outcomes[TestId(f"{PKG}.OddTest", "repeated")]
+    assert (repeated.status, repeated.invocations) == (PASSED, 2)
+    # One skipped and one passed invocation: the method passed.
+    mixed = outcomes[TestId(f"{PKG}.OddTest", "mixed")]
+    assert (mixed.status, mixed.invocations) == (PASSED, 2)
+    # No message attribute: the first line of the stack trace stands in.
+    errors = outcomes[TestId(f"{PKG}.OddTest", "errors")]
+    assert (errors.status, errors.message) == (ERROR, "java.lang.IllegalStateException: boom")
+    assert outcomes[TestId(f"{PKG}.OddTest", "skipped")].status == SKIPPED
+    assert outcomes[TestId(f"{PKG}.OddTest", "junit4Style")].status == PASSED
+    # The class-level <testcase name=""> is not a method.
+    assert all(test.method for test in outcomes)
+
+
+def test_outcomes_for_selection(reports: Path) -> None:
+    selection = [
+        TestId(f"{PKG}.SlugTest", "lowercases"),
+        TestId(f"{PKG}.SlugTest$Blank", "nullGivesEmpty"),
+        TestId(f"{PKG}.SlugTest", "absent"),
+        TestId(f"{PKG}.Nope", "x"),
+        TestId(f"{PKG}.OddTest$Broken", "never"),
+        TestId(f"{PKG}.OddTest$Broken$Inner", "deeper"),
+        TestId(f"{PKG}.SlugTest", "lowercases"),  # duplicates collapse
+    ]
+    outcomes = outcomes_for(selection, read_reports(reports))
+    assert list(outcomes) == sorted(set(selection))
+    assert outcomes[TestId(f"{PKG}.SlugTest", "lowercases")].status == PASSED
+    assert outcomes[TestId(f"{PKG}.SlugTest$Blank", "nullGivesEmpty")].status == PASSED
+    assert outcomes[TestId(f"{PKG}.SlugTest", "absent")].status == NOT_RUN
+    assert outcomes[TestId(f"{PKG}.Nope", "x")].status == NOT_RUN
+    broken = outcomes[TestId(f"{PKG}.OddTest$Broken", "never")]
+    assert (broken.status, broken.message) == (ERROR, "class-level failure: setup broke")
+    # A class nested in the broken one fails with it.
+    assert outcomes[TestId(f"{PKG}.OddTest$Broken$Inner", "deeper")].status == ERROR
+
+
+def test_test_id_parse_and_str() -> None:
+    test = TestId.parse("pkg.Outer$Inner#m")
+    assert test == TestId("pkg.Outer$Inner", "m")
+    assert str(test) == "pkg.Outer$Inner#m"
+    with pytest.raises(ValueError, match="not a test id"):
+        TestId.parse("pkg.Outer")

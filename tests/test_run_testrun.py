@@ -1,0 +1,251 @@
+"""run_selection and warm_up against a scripted executor: the paths real Maven rarely takes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.jacoco import AGENT_JAR
+from pytest_tebench.run.jacoco import CLI_JAR
+from pytest_tebench.run.jacoco import EXEC_FILE
+from pytest_tebench.run.jacoco import XML_FILE
+from pytest_tebench.run.maven import WARMUP_SELECTOR
+from pytest_tebench.run.surefire import ERROR
+from pytest_tebench.run.surefire import NOT_RUN
+from pytest_tebench.run.surefire import PASSED
+from pytest_tebench.run.surefire import TestId
+from pytest_tebench.run.testrun import RunSettings
+from pytest_tebench.run.testrun import run_selection
+from pytest_tebench.run.warmup import warm_up
+
+Handler = Callable[[Path, BuildStep], StepResult]
+A = TestId("p.ATest", "a")
+B = TestId("p.ATest", "b")
+
+
+def result(step: BuildStep, code: int | None = 0, output: str = "", timed_out: bool = False) -> StepResult:
+    return StepResult(step.name, step.argv, None if timed_out else code, timed_out, 1.0, output)
+
+
+@dataclass
+class ScriptedExecutor:
+    """Answers each step by name from ``handlers``; records what it was asked to run."""
+
+    handlers: dict[str, Handler]
+    name: str = "scripted"
+    seen: list[BuildStep] = field(default_factory=list)
+
+    def run(self, workspace: Path, step: BuildStep, *, maven_repo: Path) -> StepResult:
+        self.seen.append(step)
+        return self.handlers[step.name](workspace, step)
+
+    def close(self) -> None:
+        pass
+
+
+def write_report(workspace: Path, *cases: str) -> None:
+    reports = workspace / "target" / "surefire-reports"
+    reports.mkdir(parents=True, exist_ok=True)
+    body = "".join(f'<testcase name="{name}" classname="p.ATest"/>' for name in cases)
+    (reports / "TEST-p.ATest.xml").write_text(
+        f'<testsuite name="p.ATest">{body}</testsuite>', encoding="utf-8"
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src/main/java/p").mkdir(parents=True)
+    (ws / "src/main/java/p/A.java").write_text("package p;\nclass A {}\n", encoding="utf-8")
+    (ws / "pom.xml").write_text("<project/>", encoding="utf-8")
+    return ws
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> RunSettings:
+    return RunSettings(maven_repo=tmp_path / "m2", java_version=11)
+
+
+def test_one_launch_argv_env_and_stale_cleanup(workspace: Path, settings: RunSettings) -> None:
+    # Left over from an earlier run in this workspace; clean_target=False keeps target/ itself.
+    write_report(workspace, "a", "b")
+    (workspace / EXEC_FILE).write_text("stale", encoding="utf-8")
+
+    def build(ws: Path, step: BuildStep) -> StepResult:
+        assert not (ws / "target/surefire-reports").exists() and not (ws / EXEC_FILE).exists()
+        write_report(ws, "a")
+        return result(step)
+
+    executor = ScriptedExecutor({"compile+test": build})
+    run = run_selection(executor, workspace, [B, A], replace(settings, clean_target=False, coverage=False))
+    assert (run.status, run.compile_ok, run.test_compile_ok) == ("ok", True, True)
+    assert {str(o.test): o.status for o in run.tests} == {"p.ATest#a": PASSED, "p.ATest#b": NOT_RUN}
+    (step,) = executor.seen
+    assert step.argv[-2:] == ("-Dtest=p.ATest#a+b", "test")
+    assert "-o" in step.argv and step.java_version == 11 and step.env == ()
+    assert step.timeout == settings.compile_timeout + settings.test_timeout
+    json.dumps(run.to_dict())  # plain data all the way down
+
+
+def test_offline_resolution_failure_is_a_harness_problem(workspace: Path, settings: RunSettings) -> None:
+    log = (
+        "[ERROR] Failed to execute goal on project x: Could not resolve dependencies for project x:x:jar:1: "
+        "Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the artifact "
+        "a:b:jar:1 has not been downloaded from it before. -> [Help 1]\n"
+    )
+    executor = ScriptedExecutor({"compile+test": lambda ws, step: result(step, 1, log)})
+    run = run_selection(executor, workspace, [A], settings)
+    assert (run.status, run.compile_ok, run.test_compile_ok) == ("build_error", None, None)
+    assert run.harness_failed and "Could not resolve dependencies" in run.error
+    assert run.tests[0].status == NOT_RUN
+
+
+def test_crashed_test_jvm_fails_unreported_tests(workspace: Path, settings: RunSettings) -> None:
+    log = "[ERROR] ExecutionException The forked VM terminated without properly saying goodbye. VM crash or System.exit called?\n"
+
+    def crash(ws: Path, step: BuildStep) -> StepResult:
+        write_report(ws, "a")
+        return result(step, 1, log)
+
+    executor = ScriptedExecutor({"compile+test": crash})
+    run = run_selection(executor, workspace, [A, B], settings)
+    assert run.status == "ok" and "forked VM terminated" in run.error
+    assert run.outcomes[A].status == PASSED
+    assert run.outcomes[B].status == ERROR and run.outcomes[B].message.startswith("test JVM crashed: ")
+    # No execution data was written: coverage is missing, and says why.
+    assert run.coverage is None and run.coverage_error.startswith("no JaCoCo execution data")
+
+
+def test_agent_in_environment_and_report_failure(workspace: Path, settings: RunSettings) -> None:
+    def build(ws: Path, step: BuildStep) -> StepResult:
+        write_report(ws, "a")
+        (ws / "target/classes").mkdir(parents=True)
+        (ws / EXEC_FILE).write_bytes(b"exec")
+        return result(step)
+
+    bad = "[INFO] Loading execution data file x.\nException in thread main: Unsupported class file major version 69\n"
+    executor = ScriptedExecutor(
+        {"compile+test": build, "coverage-report": lambda ws, step: result(step, 1, bad)}
+    )
+    run = run_selection(executor, workspace, [A], settings)
+    assert run.status == "ok" and run.all_passed
+    assert run.coverage is None
+    assert (
+        run.coverage_error
+        == "JaCoCo report failed: Exception in thread main: Unsupported class file major version 69"
+    )
+    test_step, report = executor.seen
+    assert dict(test_step.env)["JAVA_TOOL_OPTIONS"].endswith("includes=p.*")
+    assert report.argv[0] == "java" and report.java_version == 11
+
+
+def test_report_parsed_when_it_succeeds(workspace: Path, settings: RunSettings) -> None:
+    def build(ws: Path, step: BuildStep) -> StepResult:
+        write_report(ws, "a")
+        (ws / "target/classes").mkdir(parents=True)
+        (ws / EXEC_FILE).write_bytes(b"exec")
+        return result(step)
+
+    def report(ws: Path, step: BuildStep) -> StepResult:
+        (ws / XML_FILE).write_text(
+            '<report name="r"><package name="p"><class name="p/A" sourcefilename="A.java"/>'
+            '<sourcefile name="A.java"><line nr="2" mi="1" ci="2" mb="0" cb="0"/></sourcefile></package></report>',
+            encoding="utf-8",
+        )
+        return result(step)
+
+    run = run_selection(
+        ScriptedExecutor({"compile+test": build, "coverage-report": report}), workspace, [A], settings
+    )
+    assert run.coverage is not None and run.coverage_error == ""
+    assert run.coverage.classes == {"p.A": "p/A.java"}
+    assert run.coverage.covered_lines("p/A.java") == frozenset({2})
+    assert set(run.timings) == {"compile+test", "coverage-report"}
+
+
+def test_one_launch_timeout_while_compiling(workspace: Path, settings: RunSettings) -> None:
+    log = "[INFO] --- maven-compiler-plugin:3.13.0:compile (default-compile) @ x ---\n"
+    executor = ScriptedExecutor({"compile+test": lambda ws, step: result(step, output=log, timed_out=True)})
+    run = run_selection(executor, workspace, [A], settings)
+    assert (run.status, run.compile_ok, run.test_compile_ok) == ("timeout:test-compile", None, None)
+
+
+def test_split_timeout_after_main_compilation(workspace: Path, settings: RunSettings) -> None:
+    log = "[INFO] --- compiler:3.13.0:testCompile (default-testCompile) @ x ---\n"
+    executor = ScriptedExecutor({"test-compile": lambda ws, step: result(step, output=log, timed_out=True)})
+    run = run_selection(executor, workspace, [A], replace(settings, split_launches=True))
+    assert (run.status, run.compile_ok, run.test_compile_ok) == ("timeout:test-compile", True, None)
+    assert executor.seen[0].timeout == settings.compile_timeout
+
+
+def test_empty_selection_only_compiles(workspace: Path, settings: RunSettings) -> None:
+    executor = ScriptedExecutor({"test-compile": lambda ws, step: result(step)})
+    run = run_selection(executor, workspace, [], settings)
+    assert (run.status, run.tests, run.coverage) == ("no_tests", (), None)
+    assert [step.name for step in executor.seen] == ["test-compile"]
+
+
+def test_missing_pom(tmp_path: Path, settings: RunSettings) -> None:
+    with pytest.raises(HarnessError, match="no pom.xml"):
+        run_selection(ScriptedExecutor({}), tmp_path, [A], settings)
+
+
+def test_warm_up_sequence_marker_and_failure(workspace: Path, settings: RunSettings) -> None:
+    def fetch(jar: str) -> Handler:
+        def handler(ws: Path, step: BuildStep) -> StepResult:
+            path = settings.maven_repo / jar
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"jar")
+            return result(step)
+
+        return handler
+
+    executor = ScriptedExecutor(
+        {
+            "resolve-jacoco-agent": fetch(AGENT_JAR),
+            "resolve-jacoco-cli": fetch(CLI_JAR),
+            "test-compile": lambda ws, step: result(step),
+            "test": lambda ws, step: result(step),
+        }
+    )
+    first = warm_up(executor, workspace, settings)
+    assert first.ok and not first.cached
+    assert [step.name for step in executor.seen] == [
+        "resolve-jacoco-agent",
+        "resolve-jacoco-cli",
+        "test-compile",
+        "test",
+    ]
+    assert all(step.network and "-o" not in step.argv for step in executor.seen)
+    assert f"-Dtest={WARMUP_SELECTOR}" in executor.seen[-1].argv
+    assert (settings.maven_repo / ".tebench" / "warmup.lock").is_file()
+    again = warm_up(executor, workspace, settings)
+    assert again.ok and again.cached and len(executor.seen) == 4
+
+    # Another POM, and its compilation fails: no marker, the error says why.
+    (workspace / "pom.xml").write_text("<project><!-- changed --></project>", encoding="utf-8")
+    failing = ScriptedExecutor(
+        {
+            "test-compile": lambda ws, step: result(
+                step,
+                1,
+                "[ERROR] Failed to execute goal on project x: Could not resolve dependencies for project x\n",
+            )
+        }
+    )
+    broken = warm_up(failing, workspace, settings)
+    assert not broken.ok and broken.error.startswith(
+        "warm-up test-compile failed: [ERROR] Failed to execute goal"
+    )
+    # The JaCoCo jars were already there, so only the compile step ran.
+    assert [step.name for step in failing.seen] == ["test-compile"]
+    assert not warm_up(failing, workspace, settings).cached
