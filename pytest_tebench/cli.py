@@ -89,7 +89,9 @@ def make_parser() -> argparse.ArgumentParser:
 
     build = commands.add_parser("build", help="build TEBench instances from a repository's history")
     build.add_argument("repo_dir", metavar="REPO", help="a local clone or mirror")
-    build.add_argument("--repo", required=True, metavar="OWNER/NAME", help="the slug written into the dataset")
+    build.add_argument(
+        "--repo", required=True, metavar="OWNER/NAME", help="the slug written into the dataset"
+    )
     build.add_argument("--out", required=True, help="dataset file (.jsonl or .parquet)")
     build.add_argument("--since", default=None, help="only commits after this date (git date format)")
     build.add_argument("--until", default=None, help="only commits before this date")

@@ -6,6 +6,9 @@ They run on whichever process calls the hook (see ``hookspec.py``).
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,10 @@ from pytest_tebench.report.json_report import build_report
 from pytest_tebench.report.json_report import write_report
 from pytest_tebench.roles import TebenchOptions
 from pytest_tebench.roles import options_key
+from pytest_tebench.run.executor import Executor
+from pytest_tebench.run.executors import EXECUTORS
+from pytest_tebench.run.executors import ExecutorOptions
+from pytest_tebench.run.executors import create_executor
 
 
 @pytest.hookimpl(trylast=True)
@@ -41,7 +48,7 @@ def pytest_tebench_generate_json(
         harness_version=__version__,
         dataset=describe_dataset(options.dataset),
         predictions=options.predictions if options.is_gold else Path(options.predictions).name,
-        update_scoring=None,
+        update_scoring=None if options.skip_update else options.scoring,
         extra={"options": _plain_options(options)},
     )
 
@@ -62,3 +69,36 @@ def _plain_options(options: TebenchOptions) -> dict[str, Any]:
     for key in ("cache_dir", "repos", "report", "predictions"):
         plain.pop(key, None)
     return plain
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_tebench_make_executor(config: pytest.Config, name: str) -> Executor | None:
+    if name not in EXECUTORS:
+        return None
+    options = config.stash[options_key]
+    run_id = getattr(config, "workerinput", {}).get("testrunuid") or str(os.getpid())
+    return create_executor(
+        ExecutorOptions(
+            name=name,
+            jdk=options.jdk,
+            image=options.image,
+            memory=options.docker_memory,
+            cpus=options.docker_cpus,
+            maven_cache=options.cache_dir / "maven-dist",
+            run_id=str(run_id),
+        ),
+        progress=_progress_printer(config),
+    )
+
+
+def _progress_printer(config: pytest.Config) -> Callable[[str], None]:
+    """Image builds take minutes: show their progress on the terminal (the controller's, if any)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+
+    def show(line: str) -> None:
+        if reporter is not None:
+            reporter.write_line(f"[tebench image] {line}")
+        else:
+            print(f"[tebench image] {line}", file=sys.stderr, flush=True)
+
+    return show

@@ -15,6 +15,9 @@ class TebenchError(Exception):
 class HarnessError(TebenchError):
     """The harness could not evaluate an item: repository, instance, toolchain or executor trouble."""
 
+    #: The result record's status for an item that fails with this error.
+    status = "error"
+
 
 class InputError(HarnessError):
     """A dataset or predictions file is malformed; the message names the file, line and field."""

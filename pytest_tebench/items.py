@@ -129,8 +129,9 @@ class TebenchItem(pytest.Item):
             self.stash[prepared_key] = prepared
             record = worker.adapter.evaluate(self.instance, prepared, self.prediction, context)
         except HarnessError as exc:
-            self._keep_record(self._error_record(str(exc)))
-            pytest.fail(f"harness error: {exc}", pytrace=False)
+            self._keep_record(self._error_record(str(exc), status=exc.status))
+            kind = "invalid instance" if exc.status == "invalid_instance" else "harness error"
+            pytest.fail(f"{kind}: {exc}", pytrace=False)
         except Exception as exc:
             # a bug of ours or of a plugin's adapter: still an error record, never a score,
             # and the traceback stays visible
@@ -145,6 +146,8 @@ class TebenchItem(pytest.Item):
             raise PredictionFailed("empty prediction: no patch to evaluate (scored 0)")
         if status == "not_applied":
             raise PredictionFailed(f"the prediction does not apply:\n{record.get('error') or ''}")
+        if status == "timeout":
+            raise PredictionFailed(f"timeout (not scored): {record.get('error') or ''}")
         if status != "evaluated":
             raise PredictionFailed(f"{status}: {record.get('error') or ''}")
 
@@ -159,11 +162,11 @@ class TebenchItem(pytest.Item):
         self.stash[record_key] = record
         self.user_properties.extend(record_to_properties(record))
 
-    def _error_record(self, message: str) -> dict[str, Any]:
+    def _error_record(self, message: str, status: str = "error") -> dict[str, Any]:
         instance = self.instance or BenchmarkInstance(
             self.prediction.instance_id or self.name, "unknown", "", (), self.prediction.origin
         )
-        record = base_record(instance, self.prediction, "error")
+        record = base_record(instance, self.prediction, status)
         record["model_name_or_path"] = self.prediction.model_name_or_path or "unknown-model"
         record["instance_id"] = instance.instance_id
         record["error"] = message

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Generator
 from pathlib import Path
 
@@ -104,6 +105,53 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tebench-min-f1", dest="tebench_min_f1", metavar="X", type=_fraction, default=None,
         help="Fail the session when a model's micro identification F1 is below X (0..1).",
     )  # fmt: skip
+    group.addoption(
+        "--tebench-min-update", dest="tebench_min_update", metavar="X", type=_fraction, default=None,
+        help="Fail the session when a model's update score OA (mean s_update) is below X (0..1).",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-skip-update", dest="tebench_skip_update", action="store_true",
+        help="Score identification only: no builds, no update metrics (fast, needs no JDK or Maven).",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-scoring", dest="tebench_scoring", choices=("paper", "reference"), default="paper",
+        help="Composite update score: 'paper' (s_exec x (0.3 s_line + 0.3 s_branch + 0.4 s_mod)) "
+        "or 'reference' (the reference code's variant). Default: %(default)s.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-executor", dest="tebench_executor", choices=("local", "docker", "auto"), default="local",
+        help="Where builds run: 'local' (host JDK and Maven), 'docker' (sandboxed, offline) or "
+        "'auto' (Docker when an engine answers). Default: %(default)s.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-jdk", dest="tebench_jdk", metavar="VERSION|PATH", default=None, type=_jdk,
+        help="JDK for every build: a feature version (8, 11, 17) or a JDK home. "
+        "Default: chosen per instance from the build's target level.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-maven", dest="tebench_maven", metavar="VERSION", default=None, type=_maven_version,
+        help="Maven version to download from Maven Central and use (e.g. 3.9.9). Default: the mvn on PATH.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-timeout-compile", dest="tebench_timeout_compile", metavar="SECONDS", type=_seconds,
+        default=300.0, help="Time limit of a compile phase. Default: %(default)s.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-timeout-test", dest="tebench_timeout_test", metavar="SECONDS", type=_seconds,
+        default=900.0, help="Time limit of a test phase. Default: %(default)s.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-image", dest="tebench_image", metavar="NAME", default=None,
+        help="Docker image for builds instead of the locally built pytest-tebench/java image.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-docker-memory", dest="tebench_docker_memory", metavar="SIZE", default="4g", type=_memory,
+        help="Memory limit of a build container (e.g. 4g, 512m). Default: %(default)s.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-docker-cpus", dest="tebench_docker_cpus", metavar="N", type=_cpus, default=2.0,
+        help="CPU limit of a build container. Default: %(default)s.",
+    )  # fmt: skip
 
 
 def _existing_dir(value: str) -> Path:
@@ -121,6 +169,39 @@ def _fraction(value: str) -> float:
     if not 0.0 <= number <= 1.0:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
     return number
+
+
+def _seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return number
+
+
+def _cpus(value: str) -> float:
+    number = _seconds(value)
+    return number
+
+
+def _jdk(value: str) -> str:
+    if value.isdigit() or Path(value).is_dir():
+        return value
+    raise argparse.ArgumentTypeError(f"not a JDK feature version or directory: {value!r}")
+
+
+def _maven_version(value: str) -> str:
+    if re.fullmatch(r"\d+\.\d+\.\d+", value):
+        return value
+    raise argparse.ArgumentTypeError(f"not a Maven version like 3.9.9: {value!r}")
+
+
+def _memory(value: str) -> str:
+    if re.fullmatch(r"\d+[bkmg]?", value.lower()):
+        return value.lower()
+    raise argparse.ArgumentTypeError(f"not a memory size like 4g or 512m: {value!r}")
 
 
 def _url_template(value: str) -> str:

@@ -22,12 +22,15 @@ import pytest
 from pytest_tebench.benchmarks.base import BenchmarkAdapter
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.benchmarks.base import UpdateSettings
+from pytest_tebench.errors import HarnessError
 from pytest_tebench.instance.datasets import load_records
 from pytest_tebench.instance.predictions import GOLD
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.instance.predictions import gold_predictions
 from pytest_tebench.instance.predictions import load_predictions
 from pytest_tebench.metrics.aggregate import check_thresholds
+from pytest_tebench.run.executor import Executor
 from pytest_tebench.workspace.repos import RepositoryStore
 
 
@@ -47,6 +50,17 @@ class TebenchOptions:
     allow_non_test_edits: bool
     report: Path | None
     min_f1: float | None
+    min_update: float | None
+    skip_update: bool
+    scoring: str
+    executor: str
+    jdk: str | None
+    maven: str | None
+    timeout_compile: float
+    timeout_test: float
+    image: str | None
+    docker_memory: str
+    docker_cpus: float
 
     @property
     def is_gold(self) -> bool:
@@ -85,6 +99,17 @@ def options_from_config(config: pytest.Config) -> TebenchOptions:
         allow_non_test_edits=bool(config.getoption("tebench_allow_non_test_edits")),
         report=config.getoption("tebench_report"),
         min_f1=config.getoption("tebench_min_f1"),
+        min_update=config.getoption("tebench_min_update"),
+        skip_update=bool(config.getoption("tebench_skip_update")),
+        scoring=str(config.getoption("tebench_scoring")),
+        executor=str(config.getoption("tebench_executor")),
+        jdk=config.getoption("tebench_jdk"),
+        maven=config.getoption("tebench_maven"),
+        timeout_compile=float(config.getoption("tebench_timeout_compile")),
+        timeout_test=float(config.getoption("tebench_timeout_test")),
+        image=config.getoption("tebench_image"),
+        docker_memory=str(config.getoption("tebench_docker_memory")),
+        docker_cpus=float(config.getoption("tebench_docker_cpus")),
     )
 
 
@@ -119,6 +144,7 @@ class TebenchWorker:
         self.adapter: BenchmarkAdapter = adapter
         self._instances: list[BenchmarkInstance] | None = None
         self._context: EvalContext | None = None
+        self._executor: Executor | None = None
         config.stash[worker_key] = self
 
     # -- collection ---------------------------------------------------------------------
@@ -152,8 +178,36 @@ class TebenchWorker:
                 ),
                 allow_non_test_edits=options.allow_non_test_edits,
                 keep_workspaces=options.keep_workspaces,
+                update=None
+                if options.skip_update
+                else UpdateSettings(
+                    scoring=options.scoring,
+                    jdk=options.jdk,
+                    timeout_compile=options.timeout_compile,
+                    timeout_test=options.timeout_test,
+                    maven_version=options.maven,
+                ),
+                executor=self.executor,
             )
         return self._context
+
+    def executor(self) -> Executor:
+        """This process's executor, made on first use through ``pytest_tebench_make_executor``."""
+        if self._executor is None:
+            executor = self.config.hook.pytest_tebench_make_executor(
+                config=self.config, name=self.options.executor
+            )
+            if executor is None:
+                raise HarnessError(f"no executor called {self.options.executor!r}")
+            self._executor = executor
+        return self._executor
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self) -> None:
+        """Worker side: release the executor (containers, clients)."""
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
 
 
 class TebenchController:
@@ -184,7 +238,9 @@ class TebenchController:
         # (pytest-cov's approach), and under xdist this wraps the loop that receives all reports.
         result = yield
         self.summary = self.adapter.summarise(self.sorted_records(), options=self._summary_options())
-        self.threshold_failures = check_thresholds(self.summary, min_f1=self.options.min_f1, min_update=None)
+        self.threshold_failures = check_thresholds(
+            self.summary, min_f1=self.options.min_f1, min_update=self.options.min_update
+        )
         if self.threshold_failures:
             session.testsfailed += 1
         return result
@@ -218,7 +274,7 @@ class TebenchController:
         return [self.records[key] for key in sorted(self.records)]
 
     def _summary_options(self) -> dict[str, Any]:
-        return {"update_scoring": None}
+        return {"update_scoring": None if self.options.skip_update else self.options.scoring}
 
 
 def _embedded_repositories() -> dict[str, Any]:

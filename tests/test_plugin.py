@@ -40,7 +40,8 @@ def bench(make_history: Callable[[str], History], tmp_path: Path) -> dict[str, A
         {
             MAIN: "class Calc { int add(int a, int b) { return b + a; } }\n",
             TEST: CALC_TEST.replace("check(1 + 1, 2)", "check(1 + 2, 3)").replace(
-                "    @Test void multiplies", "    @Test void addsZero() { check(0 + 1, 1); }\n\n    @Test void multiplies"
+                "    @Test void multiplies",
+                "    @Test void addsZero() { check(0 + 1, 1); }\n\n    @Test void multiplies",
             ),
         }
     )
@@ -84,7 +85,9 @@ def test_gold_scores_perfectly_and_identically_with_xdist(
     out = pytester.path / "report.json"
     result = pytester.runpytest(*_args(bench, "gold", f"--tebench-report={out}", "-n", workers))
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*tebench summary*", "model: gold*2 evaluated*", "*Overall (micro)*100.0*100.0*100.0*"])
+    result.stdout.fnmatch_lines(
+        ["*tebench summary*", "model: gold*2 evaluated*", "*Overall (micro)*100.0*100.0*100.0*"]
+    )
     report = _report(out)
     micro = report["summary"]["gold"]["identification"]["micro"]
     # calc__one: adds modified + <added> in CalcTest; calc__two: 3 deleted tests + <added> in CalcV2Test
@@ -99,11 +102,15 @@ def test_gold_scores_perfectly_and_identically_with_xdist(
         ],
     ]
     baseline = pytester.path / "baseline.json"
-    pytester.runpytest(*_args(bench, "gold", f"--tebench-report={baseline}", "-n", "0" if workers == "2" else "2"))
+    pytester.runpytest(
+        *_args(bench, "gold", f"--tebench-report={baseline}", "-n", "0" if workers == "2" else "2")
+    )
     assert _report(baseline)["results"] == report["results"]
 
 
-def test_every_kind_of_bad_prediction_gets_its_status(pytester: pytest.Pytester, bench: dict[str, Any]) -> None:
+def test_every_kind_of_bad_prediction_gets_its_status(
+    pytester: pytest.Pytester, bench: dict[str, Any]
+) -> None:
     one, two = bench["rows"]
     partial = one["test_patch"].split("@@")[0]  # headers only: not a usable diff
     predictions = write_jsonl(
@@ -111,15 +118,25 @@ def test_every_kind_of_bad_prediction_gets_its_status(pytester: pytest.Pytester,
         [
             {"instance_id": "calc__one", "model_name_or_path": "m", "model_patch": one["test_patch"]},
             {"instance_id": "calc__two", "model_name_or_path": "m", "model_patch": ""},
-            {"instance_id": "calc__one", "model_name_or_path": "broken", "model_patch": partial + "@@ -1 +1 @@\n-zzz\n+y\n"},
+            {
+                "instance_id": "calc__one",
+                "model_name_or_path": "broken",
+                "model_patch": partial + "@@ -1 +1 @@\n-zzz\n+y\n",
+            },
             "{this is not json",
             {"instance_id": "calc__nine", "model_name_or_path": "m", "model_patch": one["test_patch"]},
-            {"instance_id": "calc__two", "model_name_or_path": "broken", "model_patch": f"<patch>\n{two['test_patch']}</patch>"},
+            {
+                "instance_id": "calc__two",
+                "model_name_or_path": "broken",
+                "model_patch": f"<patch>\n{two['test_patch']}</patch>",
+            },
         ],
     )
     out = pytester.path / "report.json"
     junit = pytester.path / "junit.xml"
-    result = pytester.runpytest(*_args(bench, str(predictions), f"--tebench-report={out}", f"--junitxml={junit}"))
+    result = pytester.runpytest(
+        *_args(bench, str(predictions), f"--tebench-report={out}", f"--junitxml={junit}")
+    )
     result.assert_outcomes(passed=2, failed=2, errors=2)
     result.stdout.fnmatch_lines(
         [
@@ -176,11 +193,15 @@ def test_select_with_k_and_markers(pytester: pytest.Pytester, bench: dict[str, A
     result.assert_outcomes(passed=1, deselected=1)
     result = pytester.runpytest(*_args(bench, "gold", "-m", "calc and breaking", "--strict-markers", "-v"))
     result.stdout.fnmatch_lines(["*gold::calc__two?gold? PASSED*"])
-    result = pytester.runpytest(*_args(bench, "gold", "-m", "tebench(project='calc')", "--collect-only", "-q"))
+    result = pytester.runpytest(
+        *_args(bench, "gold", "-m", "tebench(project='calc')", "--collect-only", "-q")
+    )
     result.stdout.fnmatch_lines(["gold::calc__one[[]gold[]]", "gold::calc__two[[]gold[]]"])
 
 
-def test_unavailable_repository_is_an_error_not_a_zero(pytester: pytest.Pytester, bench: dict[str, Any]) -> None:
+def test_unavailable_repository_is_an_error_not_a_zero(
+    pytester: pytest.Pytester, bench: dict[str, Any]
+) -> None:
     out = pytester.path / "report.json"
     args = _args(bench, "gold", f"--tebench-report={out}")
     args[2] = f"--tebench-repos={pytester.path}"  # nothing there, and --tebench-offline
@@ -201,7 +222,9 @@ def test_plugin_is_inert_without_its_options(pytester: pytest.Pytester) -> None:
 
 def test_help_lists_the_option_group(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
-    result.stdout.fnmatch_lines(["pytest-tebench: evaluate benchmark predictions*", "*--tebench-predictions=PATH|gold*"])
+    result.stdout.fnmatch_lines(
+        ["pytest-tebench: evaluate benchmark predictions*", "*--tebench-predictions=PATH|gold*"]
+    )
 
 
 def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester) -> None:

@@ -195,7 +195,7 @@ def test_empty_selection_only_compiles(workspace: Path, settings: RunSettings) -
 
 
 def test_missing_pom(tmp_path: Path, settings: RunSettings) -> None:
-    with pytest.raises(HarnessError, match="no pom.xml"):
+    with pytest.raises(HarnessError, match=r"no pom\.xml"):
         run_selection(ScriptedExecutor({}), tmp_path, [A], settings)
 
 

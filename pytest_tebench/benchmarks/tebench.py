@@ -7,6 +7,7 @@ update scoring is on) the update metrics measured on real builds (``evaluate``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -18,6 +19,9 @@ from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
+from pytest_tebench.benchmarks.tebench_update import GoldReference
+from pytest_tebench.benchmarks.tebench_update import UpdateEvaluator
+from pytest_tebench.benchmarks.tebench_update import UpdateTimeout
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
@@ -53,6 +57,8 @@ class TebenchPrepared:
     workspace: Workspace
     gold: TestChanges
     timings: dict[str, float]
+    #: Gold's build on V0 (cached across items); None when update scoring is off.
+    reference: GoldReference | None = None
 
 
 class TebenchAdapter:
@@ -97,9 +103,18 @@ class TebenchAdapter:
                 f"the gold test_patch of {instance.instance_id} changes no test method: nothing to identify"
             )
         done = time.perf_counter()
-        return TebenchPrepared(
+        prepared = TebenchPrepared(
             workspace, gold, {"repository": located - started, "workspace": done - located}
         )
+        if context.update is not None:
+            # gold's build is harness work: an invalid or unbuildable gold is an error here, never a score
+            try:
+                prepared.reference = UpdateEvaluator(context).gold(_content_key(payload), workspace, gold)
+            except BaseException:
+                workspace.remove()
+                raise
+            prepared.timings["gold_build"] = time.perf_counter() - done
+        return prepared
 
     def evaluate(
         self, instance: BenchmarkInstance, prepared: Prepared, prediction: Prediction, context: EvalContext
@@ -111,6 +126,7 @@ class TebenchAdapter:
         if prediction.is_empty:
             record["status"] = "empty"
             record["identification"] = _identification(gold_items, [])
+            record["update"] = _failed_update(prepared, context)
             return record
         started = time.perf_counter()
         workspace = prepared.workspace
@@ -122,12 +138,24 @@ class TebenchAdapter:
             record["status"] = "not_applied"
             record["error"] = f"{exc}\n{exc.details}".strip()
             record["identification"] = _identification(gold_items, [])
+            record["update"] = _failed_update(prepared, context)
             return record
         record["apply_method"] = applied.method
         record["touched_non_test_files"] = list(applied.touched_non_test_files)
         predicted = test_changes(workspace.changed_files("v-0.5", "prediction"))
         record["identification"] = _identification(gold_items, predicted.items)
         record["timings"]["apply_and_identify"] = time.perf_counter() - started
+        if context.update is not None and prepared.reference is not None:
+            started = time.perf_counter()
+            try:
+                record["update"] = UpdateEvaluator(context).evaluate(
+                    workspace, prepared.reference, prepared.gold, predicted, context.update.scoring
+                )
+            except UpdateTimeout as exc:
+                record["status"] = "timeout"
+                record["error"] = str(exc)
+                record["update"] = exc.update
+            record["timings"]["prediction_build"] = time.perf_counter() - started
         if predicted.parse_problems or prepared.gold.parse_problems:
             record["warnings"] = [
                 f"Java syntax errors in {path}; identification used what the parser recovered"
@@ -142,12 +170,21 @@ class TebenchAdapter:
 
     # -- reporting (controller) ---------------------------------------------------------
     def summarise(self, records: Sequence[dict[str, Any]], *, options: dict[str, Any]) -> dict[str, Any]:
-        return summarise(records, update_scoring=options.get("update_scoring"))
+        summary = summarise(records, update_scoring=options.get("update_scoring"))
+        for model, model_summary in summary.items():
+            executors = sorted(
+                {str((r.get("update") or {}).get("executor")) for r in records
+                 if r.get("model_name_or_path") == model and (r.get("update") or {}).get("executor")}
+            )  # fmt: skip
+            model_summary["executors"] = executors
+        return summary
 
     def summary_lines(self, summary: dict[str, Any]) -> list[str]:
         lines: list[str] = []
         for model, model_summary in summary.items():
-            lines.append(f"model: {model}  ({format_counts_line(model_summary)})")
+            executors = ", ".join(model_summary.get("executors") or [])
+            ran_on = f"; builds ran on: {executors}" if executors else ""
+            lines.append(f"model: {model}  ({format_counts_line(model_summary)}{ran_on})")
             lines.extend(format_identification_table(model, model_summary))
             if model_summary.get("update"):
                 lines.extend(format_update_table(model, model_summary))
@@ -166,6 +203,31 @@ def _identification(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, 
         "f1": scores["f1"],
         "gold_items": sorted(gold),
         "predicted_items": sorted(predicted),
+    }
+
+
+def _content_key(payload: TebenchInstance) -> dict[str, str]:
+    """What makes gold's build what it is: the cache key of the gold reference."""
+    digest = hashlib.sha256()
+    for part in (payload.repo, payload.v_minus_1_commit, payload.source_patch, payload.test_patch):
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    return {"instance_id": payload.instance_id, "content": digest.hexdigest()}
+
+
+def _failed_update(prepared: TebenchPrepared, context: EvalContext) -> dict[str, Any] | None:
+    """An empty or unapplicable prediction scores 0 on every update metric (a model failure)."""
+    if context.update is None or prepared.reference is None:
+        return None
+    has_change = bool(prepared.reference.coverage_has_change)
+    return {
+        "s_exec": 0.0,
+        "s_line": 0.0 if has_change else None,
+        "s_branch": 0.0 if has_change and prepared.reference.has_branches else None,
+        "s_mod": 0.0,
+        "s_update": 0.0,
+        "gt_has_coverage_change": has_change,
+        "scoring": context.update.scoring,
+        "status": "not_run",
     }
 
 

@@ -30,6 +30,7 @@ from pytest_tebench.locking import file_lock
 from pytest_tebench.metrics.identification import TestChanges
 from pytest_tebench.metrics.identification import TestMethodChange
 from pytest_tebench.metrics.update import ChangedMethod
+from pytest_tebench.metrics.update import CoverageOverlap
 from pytest_tebench.metrics.update import changed_production_methods
 from pytest_tebench.metrics.update import composite
 from pytest_tebench.metrics.update import coverage_overlap
@@ -57,6 +58,8 @@ _PASSING = (PASSED, SKIPPED)
 class InvalidInstance(HarnessError):
     """Gold fails its own selected tests on V0: the instance cannot judge anyone."""
 
+    status = "invalid_instance"
+
 
 class UpdateTimeout(Exception):
     """A build phase of the prediction's run timed out (its own status, never a score)."""
@@ -75,6 +78,18 @@ class GoldReference:
     java_version: int
     run: dict[str, Any]
     seconds: float
+
+    @property
+    def _overlap_with_itself(self) -> CoverageOverlap:
+        return coverage_overlap(self.methods, self.coverage, self.coverage)
+
+    @property
+    def coverage_has_change(self) -> bool:
+        return self._overlap_with_itself.has_change
+
+    @property
+    def has_branches(self) -> bool:
+        return self._overlap_with_itself.gold_branches > 0
 
 
 def selection_of(changes: Iterable[TestMethodChange]) -> list[TestId]:
@@ -128,7 +143,9 @@ class UpdateEvaluator:
             raise HarnessError(f"cannot prepare the Maven repository for this project: {warmed.error}")
 
     # -- gold -----------------------------------------------------------------------------
-    def gold(self, instance_key: dict[str, str], workspace: Workspace, gold_changes: TestChanges) -> GoldReference:
+    def gold(
+        self, instance_key: dict[str, str], workspace: Workspace, gold_changes: TestChanges
+    ) -> GoldReference:
         settings = self._run_settings(workspace)
         key = _cache_key(instance_key, executor=self._executor().name, java=settings.java_version)
         path = self.cache_dir / f"{key}.json"
@@ -182,10 +199,16 @@ class UpdateEvaluator:
             "invalid": invalid,
             "selection": [str(t) for t in selection],
             "methods": [
-                {"source": m.source, "path": m.path, "key": m.key, "kind": m.kind,
-                 "start_line": m.start_line, "end_line": m.end_line}
+                {
+                    "source": m.source,
+                    "path": m.path,
+                    "key": m.key,
+                    "kind": m.kind,
+                    "start_line": m.start_line,
+                    "end_line": m.end_line,
+                }
                 for m in methods
-            ],  # fmt: skip
+            ],
             "coverage": _coverage_to_json(coverage, methods),
             "java_version": settings.java_version,
             "run": _run_summary(run),
@@ -240,9 +263,13 @@ class UpdateEvaluator:
             "s_branch": s_branch,
             "s_mod": s_mod,
             "s_update": composite(
-                scoring=scoring, s_exec=s_exec, s_line=s_line, s_branch=s_branch, s_mod=s_mod,
+                scoring=scoring,
+                s_exec=s_exec,
+                s_line=s_line,
+                s_branch=s_branch,
+                s_mod=s_mod,
                 has_coverage_change=has_change,
-            ),  # fmt: skip
+            ),
             "gt_has_coverage_change": has_change,
             "scoring": scoring,
             "status": run.status,
@@ -256,9 +283,14 @@ class UpdateEvaluator:
                 "gold_branches": overlap.gold_branches,
                 "pred_branches_in_gold": overlap.pred_branches_in_gold,
             },
-            "gold": {"cache": gold.run.get("cache"), "key": gold.key, "seconds": round(gold.seconds, 3),
-                     "selection": [str(t) for t in gold.selection]},  # fmt: skip
+            "gold": {
+                "cache": gold.run.get("cache"),
+                "key": gold.key,
+                "seconds": round(gold.seconds, 3),
+                "selection": [str(t) for t in gold.selection],
+            },
             "java_version": settings.java_version,
+            "executor": self._executor().name,
             "timings": {name: round(value, 3) for name, value in run.timings.items()},
             "error": run.error or None,
         }
@@ -280,7 +312,9 @@ def _union(*sides: TestChanges) -> list[tuple[str, str, str]]:
     return [(path, key, package) for (path, key), package in sorted(seen.items())]
 
 
-def _versions(workspace: Workspace, rev: str, own: TestChanges, other: TestChanges) -> dict[str, dict[str, _Method]]:
+def _versions(
+    workspace: Workspace, rev: str, own: TestChanges, other: TestChanges
+) -> dict[str, dict[str, _Method]]:
     """Test methods of ``rev`` by V-0.5 path and key, for every file either side touched."""
     new_path_of = {c.path: c.new_path for c in own.methods}
     paths = {c.path for c in (*own.methods, *other.methods)}
@@ -312,7 +346,9 @@ def _old_key(key: str, new_path: str, old_path: str) -> str:
 
 # -- cache ----------------------------------------------------------------------------------
 def _cache_key(instance_key: dict[str, str], *, executor: str, java: int) -> str:
-    material = json.dumps({**instance_key, "harness": __version__, "executor": executor, "java": java}, sort_keys=True)
+    material = json.dumps(
+        {**instance_key, "harness": __version__, "executor": executor, "java": java}, sort_keys=True
+    )
     return hashlib.sha256(material.encode()).hexdigest()[:32]
 
 

@@ -104,8 +104,8 @@ def list_commits(repo_dir: Path, *, rev: str, since: str | None, until: str | No
     args += [f"--until={until}"] if until else []
     raw = git_text(repo_dir, *args, rev)
     commits = []
-    for entry in raw.split("\x1e"):
-        entry = entry.strip("\n")
+    for raw_entry in raw.split("\x1e"):
+        entry = raw_entry.strip("\n")
         if not entry:
             continue
         sha, parents, date, message = entry.split("\x00", 3)

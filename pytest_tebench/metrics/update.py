@@ -49,7 +49,12 @@ class ChangedMethod:
     end_line: int
 
     def to_dict(self) -> dict[str, object]:
-        return {"path": self.path, "key": self.key, "kind": self.kind, "lines": [self.start_line, self.end_line]}
+        return {
+            "path": self.path,
+            "key": self.key,
+            "kind": self.kind,
+            "lines": [self.start_line, self.end_line],
+        }
 
 
 def changed_production_methods(
@@ -79,7 +84,9 @@ def changed_production_methods(
         for key in sorted(hits):
             method = by_key.get(key)
             if method is not None:  # deleted methods have no V-0.5 lines to cover
-                found[(path, key)] = ChangedMethod(source, path, key, method.kind, method.start_line, method.end_line)
+                found[(path, key)] = ChangedMethod(
+                    source, path, key, method.kind, method.start_line, method.end_line
+                )
     return tuple(found[k] for k in sorted(found))
 
 

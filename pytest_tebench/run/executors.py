@@ -80,7 +80,9 @@ def local_jdks(override: str | None) -> dict[int, JdkInstall]:
     if override and not override.isdigit():
         found = read_jdk(Path(override))
         if found is None:
-            raise HarnessError(f"--tebench-jdk: {override} is not a JDK home (needs bin/javac and a release file)")
+            raise HarnessError(
+                f"--tebench-jdk: {override} is not a JDK home (needs bin/javac and a release file)"
+            )
         jdks[found.version] = found
     return jdks
 

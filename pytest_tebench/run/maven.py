@@ -5,8 +5,8 @@ japicmp, spotbugs, pmd, checkstyle and javadoc) and carries the skip flags real 
 jsoup builds need; ``-Djacoco.skip=true`` switches off the *project's* JaCoCo (ours is attached
 through ``JAVA_TOOL_OPTIONS``, see :mod:`pytest_tebench.run.jacoco`).
 
-Sequences measured (warm, offline, JDK 17; commons-csv at parent 104 with Maven 3.9.9 / the
-mini-maven fixture with 3.8.7; the machine was shared, so compare within a row):
+Sequences measured (warm, offline, JDK 17, no agent; commons-csv at parent 104 with Maven 3.9.9 /
+the mini-maven fixture with 3.8.7; a shared 2-core machine, so compare within a column):
 
 =====================================================  ===============  ============
 sequence                                               commons-csv      mini-maven

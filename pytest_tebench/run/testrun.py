@@ -7,12 +7,14 @@ separate timeouts and timings; :mod:`pytest_tebench.run.maven` has the measureme
 selection only compiles.
 
 Nothing stale is ever read: ``target/`` is removed (in Python, no ``mvn clean`` launch) before
-compiling, so classes of deleted sources cannot run, and Surefire's reports plus our JaCoCo
-files are removed again right before a separate test step. Only this run's reports are read.
+compiling, so classes of deleted sources cannot run (with ``clean_target=False`` at least
+Surefire's reports and our JaCoCo files go), and they go again right before a separate test
+step. Only this run's reports are read.
 
 Statuses: ``ok`` (tests ran; see the outcomes), ``no_tests`` (empty selection, compiled, no test
-step), ``compile_error``, ``test_compile_error``, ``timeout:<step>``, ``build_error`` (the
-harness could not build: offline resolution, JDK, JVM start - never the prediction's score).
+step), ``compile_error``, ``test_compile_error``, ``timeout:test-compile`` / ``timeout:test``
+(for one launch, the phase its log shows at the kill), ``build_error`` (the harness could not
+build: offline resolution, JDK, JVM start - never the prediction's score).
 """
 
 from __future__ import annotations

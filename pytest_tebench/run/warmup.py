@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from dataclasses import replace
 from pathlib import Path
 
 from pytest_tebench.run import mavenlog
@@ -62,6 +61,11 @@ def warmup_key(workspace: Path, settings: RunSettings) -> str:
     return digest.hexdigest()[:20]
 
 
+def _coverage_jars_present(settings: RunSettings) -> bool:
+    """A project warmed without coverage (the dataset builder) still lacks the JaCoCo jars."""
+    return not settings.coverage or all((settings.maven_repo / jar).is_file() for jar in (AGENT_JAR, CLI_JAR))
+
+
 def _state(settings: RunSettings) -> Path:
     return settings.maven_repo / STATE_DIR
 
@@ -82,12 +86,11 @@ def warm_up(
     """
     key = key or warmup_key(workspace, settings)
     marker = _state(settings) / "warm" / f"{key}.ok"
-    if marker.is_file():
+    if marker.is_file() and _coverage_jars_present(settings):
         return WarmupResult(key, ok=True, cached=True)
-    online = replace(settings, offline=False)
     steps: list[StepResult] = []
     with file_lock(_state(settings) / "warmup.lock"):
-        if marker.is_file():
+        if marker.is_file() and _coverage_jars_present(settings):
             return WarmupResult(key, ok=True, cached=True)
         if settings.coverage:
             for artifact, jar in ((AGENT_ARTIFACT, AGENT_JAR), (CLI_ARTIFACT, CLI_JAR)):
@@ -123,7 +126,7 @@ def warm_up(
                 else mavenlog.diagnose_build(build.output, build.exit_code).summary
             )
             return WarmupResult(key, False, False, tuple(steps), f"warm-up test-compile failed: {why}")
-        includes = (online.coverage_includes or project_includes(workspace)) if settings.coverage else ()
+        includes = (settings.coverage_includes or project_includes(workspace)) if settings.coverage else ()
         tested = executor.run(
             workspace,
             selection_step(

@@ -35,7 +35,6 @@ from pytest_tebench.workspace.patches import join_patch
 from pytest_tebench.workspace.patches import parse_patch
 from pytest_tebench.workspace.patches import split_by_test_tree
 
-
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
