@@ -1,6 +1,8 @@
 """The ``tebench`` command: build datasets, export agent workspaces, collect their edits, images.
 
     tebench build REPO --repo OWNER/NAME --out FILE [--since D] [--until D] [--max N] [-j N]
+    tebench export DATASET --out DIR [-k EXPR] [--repos DIR ...] [--cache-dir DIR]
+    tebench collect DIR --model NAME --out FILE
     tebench image {build,ensure,tag,info}
 
 Thin on purpose: each subcommand parses its arguments and calls one module.
@@ -77,6 +79,41 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from pytest_tebench.instance.export import ExportConfig
+    from pytest_tebench.instance.export import export
+
+    config = ExportConfig(
+        dataset=args.dataset,
+        out=Path(args.out).resolve(),
+        cache_dir=(args.cache_dir or _default_cache()).resolve(),
+        keyword=args.keyword,
+        split=args.split,
+        repos=tuple(Path(d).resolve() for d in args.repos),
+        repo_url=args.repo_url,
+        allow_network=not args.offline,
+    )
+    result = export(config, progress=print)
+    print(f"{len(result.exported)} instance(s) exported to {config.out}; {len(result.failed)} failed")
+    for instance_id, reason in result.failed:
+        print(f"  {instance_id}: {reason}", file=sys.stderr)
+    return 1 if result.failed else 0
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from pytest_tebench.instance.collect import collect
+    from pytest_tebench.instance.collect import write_predictions
+
+    result = collect(Path(args.dir), args.model)
+    write_predictions(result.predictions, Path(args.out))
+    print(f"{len(result.predictions)} prediction(s) of {args.model} written to {args.out}")
+    if result.skipped:
+        print(f"{len(result.skipped)} folder(s) skipped:", file=sys.stderr)
+        for folder, reason in result.skipped:
+            print(f"  {folder}: {reason}", file=sys.stderr)
+    return 1 if result.skipped else 0
+
+
 def _image(args: argparse.Namespace) -> int:
     from pytest_tebench.run import docker_image
 
@@ -100,6 +137,43 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("-j", "--jobs", type=int, default=1, help="commits validated in parallel")
     _add_executor_options(build)
     build.set_defaults(run=_build)
+
+    export = commands.add_parser(
+        "export", help="export instances as agent workspaces: one git repository at V-0.5 per instance"
+    )
+    export.add_argument(
+        "dataset", metavar="DATASET", help="'demo', a .jsonl/.json/.parquet file or a hub name"
+    )
+    export.add_argument("--out", required=True, metavar="DIR", help="creates DIR/<instance_id>/ per instance")
+    export.add_argument(
+        "-k", dest="keyword", default="", metavar="EXPR",
+        help="select instances: words matched as substrings of the instance id, project or labels, "
+        "combined with and/or/not and parentheses",
+    )  # fmt: skip
+    export.add_argument(
+        "--repos", action="extend", nargs="+", default=[], metavar="DIR",
+        help="directories of local clones or mirrors, searched before cloning (as --tebench-repos)",
+    )  # fmt: skip
+    export.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/pytest-tebench")
+    export.add_argument("--split", default="test", help="hub dataset split (default: test)")
+    export.add_argument(
+        "--repo-url", default="https://github.com/{repo}.git", metavar="TEMPLATE",
+        help="clone URL for repositories not found locally; {repo} is owner/name",
+    )  # fmt: skip
+    export.add_argument("--offline", action="store_true", help="never clone or fetch repositories")
+    export.set_defaults(run=_export)
+
+    collect = commands.add_parser(
+        "collect", help="collect the agents' edits of exported folders as predictions"
+    )
+    collect.add_argument(
+        "dir", metavar="DIR", help="the --out folder of tebench export (or one exported folder)"
+    )
+    collect.add_argument(
+        "--model", required=True, metavar="NAME", help="model_name_or_path of the predictions"
+    )
+    collect.add_argument("--out", required=True, metavar="FILE", help="predictions file (.jsonl)")
+    collect.set_defaults(run=_collect)
 
     image = commands.add_parser("image", help="build or inspect the Docker base image")
     image.add_argument("action", choices=("build", "ensure", "tag", "info"))

@@ -66,7 +66,7 @@ def pytest_tebench_write_reports(config: pytest.Config, report: dict[str, Any]) 
 def _plain_options(options: TebenchOptions) -> dict[str, Any]:
     plain = asdict(options)
     # machine-specific paths would make two identical runs' reports differ
-    for key in ("cache_dir", "repos", "report", "predictions"):
+    for key in ("cache_dir", "maven_repo", "repos", "report", "predictions"):
         plain.pop(key, None)
     return plain
 

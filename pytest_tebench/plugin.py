@@ -89,6 +89,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "or ~/.cache/pytest-tebench.",
     )  # fmt: skip
     group.addoption(
+        "--tebench-maven-repo", dest="tebench_maven_repo", metavar="DIR", type=Path, default=None,
+        help="Maven local repository shared by all builds (warmed online once per project, then used "
+        "offline). Default: <cache-dir>/maven-repository.",
+    )  # fmt: skip
+    group.addoption(
         "--tebench-keep-workspaces", dest="tebench_keep_workspaces", action="store_true",
         help="Keep each item's workspace after the item (their paths go into the report).",
     )  # fmt: skip

@@ -46,6 +46,7 @@ class TebenchOptions:
     repo_url: str
     offline: bool
     cache_dir: Path
+    maven_repo: Path
     keep_workspaces: bool
     allow_non_test_edits: bool
     report: Path | None
@@ -95,6 +96,9 @@ def options_from_config(config: pytest.Config) -> TebenchOptions:
         repo_url=str(config.getoption("tebench_repo_url")),
         offline=bool(config.getoption("tebench_offline")),
         cache_dir=Path(cache_dir).expanduser().resolve(),
+        maven_repo=Path(config.getoption("tebench_maven_repo") or Path(cache_dir) / "maven-repository")
+        .expanduser()
+        .resolve(),
         keep_workspaces=bool(config.getoption("tebench_keep_workspaces")),
         allow_non_test_edits=bool(config.getoption("tebench_allow_non_test_edits")),
         report=config.getoption("tebench_report"),
@@ -186,6 +190,7 @@ class TebenchWorker:
                     timeout_compile=options.timeout_compile,
                     timeout_test=options.timeout_test,
                     maven_version=options.maven,
+                    maven_repo=options.maven_repo,
                 ),
                 executor=self.executor,
             )

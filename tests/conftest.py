@@ -115,3 +115,58 @@ def write_jsonl(path: Path, rows: list[object]) -> Path:
         "".join((json.dumps(r) if not isinstance(r, str) else r) + "\n" for r in rows), encoding="utf-8"
     )
     return path
+
+
+# -- the demo benchmark, evaluated for real ----------------------------------------------------
+PREDICTIONS = Path(__file__).resolve().parent.parent / "predictions"
+#: The Maven repository is only a download cache (results never depend on it), so test sessions
+#: share one; everything that is scored (gold builds, workspaces) lives in the session's own cache.
+TEST_MAVEN_REPO = Path(
+    os.environ.get(
+        "TEBENCH_TEST_MAVEN_REPO", Path.home() / ".cache" / "pytest-tebench-tests" / "maven-repository"
+    )
+)
+
+
+@pytest.fixture(scope="session")
+def demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache per test session, shared by its xdist workers, so gold is built once per instance."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the workers' basetemps are siblings under the session's
+    return base / "tebench-demo-cache"
+
+
+class DemoRun:
+    """Runs the plugin in-process on the demo benchmark and returns the parsed JSON report."""
+
+    def __init__(self, pytester: pytest.Pytester, cache: Path) -> None:
+        self.pytester = pytester
+        self.cache = cache
+        self.count = 0
+
+    def __call__(self, predictions: str, *extra: str) -> tuple[pytest.RunResult, dict[str, object]]:
+        self.count += 1
+        report = self.pytester.path / f"report-{self.count}.json"
+        result = self.pytester.runpytest(
+            f"--tebench-predictions={predictions}",
+            f"--tebench-cache-dir={self.cache}",
+            f"--tebench-maven-repo={TEST_MAVEN_REPO}",
+            f"--tebench-report={report}",
+            "-p",
+            "no:cacheprovider",
+            *extra,
+        )
+        data: dict[str, object] = json.loads(report.read_text()) if report.is_file() else {}
+        return result, data
+
+
+@pytest.fixture
+def demo_run(pytester: pytest.Pytester, demo_cache: Path) -> DemoRun:
+    return DemoRun(pytester, demo_cache)
+
+
+def by_instance(report: dict[str, object]) -> dict[str, dict[str, object]]:
+    results = report["results"]
+    assert isinstance(results, list)
+    return {r["instance_id"]: r for r in results}

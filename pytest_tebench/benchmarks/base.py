@@ -54,6 +54,8 @@ class UpdateSettings:
     timeout_compile: float
     timeout_test: float
     maven_version: str | None
+    #: The Maven local repository shared by every build of the run.
+    maven_repo: Path
 
 
 @dataclass

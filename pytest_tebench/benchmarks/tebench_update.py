@@ -115,7 +115,7 @@ class UpdateEvaluator:
         self.context = context
         self.settings = context.update
         self.cache_dir = context.cache_dir / "gold"
-        self.maven_repo = context.cache_dir / "maven-repository"
+        self.maven_repo = context.update.maven_repo
 
     # -- run settings -------------------------------------------------------------------
     def _executor(self) -> Executor:

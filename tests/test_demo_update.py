@@ -1,0 +1,245 @@
+"""Update scores of the demo predictions on real Maven builds, against values computed by hand.
+
+Hand computations are in the comments. Line numbers refer to the V-0.5 sources of the demo.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import PREDICTIONS
+from conftest import DemoRun
+from conftest import by_instance
+from conftest import write_jsonl
+
+pytestmark = pytest.mark.maven
+
+DATASET = Path(__file__).resolve().parent.parent / "pytest_tebench" / "demo" / "dataset.jsonl"
+
+I1, I2, I3, I7, I8 = (
+    "textkit__69c4649c",
+    "textkit__c839cc1f",
+    "textkit__6f3adb06",
+    "textkit__dcc8e655",
+    "textkit__867ea90c",
+)
+SCORES = ("s_exec", "s_line", "s_branch", "s_mod", "s_update")
+
+
+def _comparable(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Results without wall-clock timings and cache provenance (they differ run to run by design)."""
+    out = []
+    for record in report["results"]:
+        record = {k: v for k, v in record.items() if k != "timings"}
+        if record.get("update"):
+            record["update"] = {k: v for k, v in record["update"].items() if k not in ("timings", "gold")}
+        out.append(record)
+    return out
+
+
+def test_gold_scores_one_and_is_identical_with_xdist_and_from_the_cache(
+    demo_run: DemoRun, pytester: pytest.Pytester
+) -> None:
+    junit = pytester.path / "junit.xml"
+    result, first = demo_run("gold", f"--junitxml={junit}")
+    result.assert_outcomes(passed=9)
+    for record in first["results"]:
+        update = record["update"]
+        assert record["identification"]["f1"] == 1.0
+        if update["gt_has_coverage_change"]:
+            assert [update[s] for s in SCORES] == [1.0] * 5, record["instance_id"]
+        else:  # I8: gold's tests never run the changed capitalize(): s_update = s_exec x s_mod
+            assert record["instance_id"] == I8
+            assert (
+                update["s_exec"],
+                update["s_line"],
+                update["s_branch"],
+                update["s_mod"],
+                update["s_update"],
+            ) == (1.0, None, None, 1.0, 1.0)
+    summary = first["summary"]["gold"]
+    assert summary["update"]["oa"] == 1.0
+    assert summary["update"]["no_coverage_change"] == 1
+    result.stdout.fnmatch_lines(["*Update - model 'gold'*", "*Overall*9*100.0*"])
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
+    assert props["tebench.update.s_update"] == "1.0"
+
+    result, second = demo_run("gold", "-n", "2")
+    result.assert_outcomes(passed=9)
+    assert _comparable(second) == _comparable(first)
+    # the second run built no gold: every reference came from the cache, and it shows in the timings
+    assert {r["update"]["gold"]["cache"] for r in second["results"]} == {"hit"}
+    assert all(r["timings"]["gold_build"] < 5 for r in second["results"])
+
+
+def test_update_cases_hand_computed(demo_run: DemoRun) -> None:
+    result, report = demo_run(str(PREDICTIONS / "update-cases.jsonl"), "-n", "2")
+    result.assert_outcomes(passed=4)
+    updates = {iid: r["update"] for iid, r in by_instance(report).items()}
+
+    # I3: one of gold's two new tests, verbatim. It reverses a non-null string with a surrogate pair, so it runs
+    # what gold's tests run in reverse(): the null check's false branch, both outcomes of the while condition,
+    # every line but `return null;` (line 54). Coverage equals gold's: s_line = s_branch = 1.
+    # U = gold's two methods (the prediction's one has the same key): Jaccard 1 and 0 (absent) -> s_mod 1/2.
+    # s_update = 1 x (0.3 + 0.3 + 0.4 x 0.5) = 0.8
+    assert {s: updates[I3][s] for s in SCORES} == {
+        "s_exec": 1.0,
+        "s_line": 1.0,
+        "s_branch": 1.0,
+        "s_mod": 0.5,
+        "s_update": 0.8,
+    }
+
+    # I1: handlesLongWord fixed as gold does; zeroWidth untouched, so its old version (no exception expected)
+    # runs and errors on V-0.5: s_exec = 0.5. Both selected tests call wrap() exactly as gold's versions do
+    # (same arguments; zeroWidth reaches the width check and throws in both), so coverage equals gold's.
+    # s_mod: handlesLongWord identical (1); zeroWidth old vs gold:
+    #   old  @ Test void zeroWidth ( ) { assertEquals ( "keep  as is" , WordWrap . wrap ( "keep  as is" , 0 ) ) ; }   22 tokens
+    #   gold @ Test void zeroWidth ( ) { assertThrows ( IllegalArgumentException . class , ( ) -> WordWrap . wrap ( "keep  as is" , 0 ) ) ; }   27 tokens
+    #   shared (min counts) 20, union (max counts) 29 -> 20/29;  s_mod = (1 + 20/29) / 2 = 49/58
+    # s_update = 0.5 x (0.3 + 0.3 + 0.4 x 49/58)
+    assert (updates[I1]["s_exec"], updates[I1]["s_line"], updates[I1]["s_branch"]) == (0.5, 1.0, 1.0)
+    assert updates[I1]["s_mod"] == pytest.approx(49 / 58, abs=1e-6)
+    assert updates[I1]["s_update"] == pytest.approx(0.5 * (0.6 + 0.4 * 49 / 58), abs=1e-6)
+    assert {t["method"]: t["status"] for t in updates[I1]["tests"]} == {
+        "handlesLongWord": "passed",
+        "zeroWidth": "error",
+    }
+
+    # I2: camelWords gets an assertion that the new toSnakeCase no longer satisfies: compiled, a test fails
+    assert updates[I2]["s_exec"] == 0.5
+    assert updates[I2]["status"] == "ok"
+    assert {t["method"]: t["status"] for t in updates[I2]["tests"]}["camelWords"] == "failed"
+
+    # I7: the test calls a constructor that does not exist: test compilation fails, s_exec = 0, s_update = 0
+    assert (updates[I7]["s_exec"], updates[I7]["s_update"], updates[I7]["status"]) == (
+        0.0,
+        0.0,
+        "test_compile_error",
+    )
+
+
+def test_coverage_of_a_sliver_hand_computed_in_both_scorings(demo_run: DemoRun) -> None:
+    # null-only, on I3: one new test, reverse(null). JaCoCo's code lines of reverse() (V-0.5, lines 52-64):
+    # 53 if (s == null), 54 return null, 56, 57, 58 while (i > 0), 59, 60, 61, 62 (javac puts the loop's
+    # back jump on the closing brace), 63. Gold covers all but 54: |L_gold| = 9. Branches gold covers:
+    # line 53 one (s != null), line 58 two -> 3. reverse(null) covers lines 53, 54 and branch 53 (s == null):
+    # s_line = |{53}| / 9 = 1/9; s_branch = min(1,1) / 3 = 1/3 (JaCoCo names no branch, so the per-line count
+    # of covered branches is what is compared). U = the prediction's method + gold's two: all absent on the
+    # other side, s_mod = 0. Paper: s_update = 1 x (0.3/9 + 0.3/3 + 0) = 2/15.
+    # Reference variant: s_exec = 1, so 0.6 x mean(1/9, 1/3) + 0.4 x 0 = 0.6 x 2/9 = 2/15 as well.
+    for scoring in ("paper", "reference"):
+        result, report = demo_run(str(PREDICTIONS / "null-only.jsonl"), f"--tebench-scoring={scoring}")
+        result.assert_outcomes(passed=1)
+        (record,) = report["results"]
+        update = record["update"]
+        assert update["coverage"]["gold_lines"] == 9 and update["coverage"]["pred_lines_in_gold"] == 1
+        assert update["coverage"]["gold_branches"] == 3 and update["coverage"]["pred_branches_in_gold"] == 1
+        assert update["s_line"] == pytest.approx(1 / 9, abs=1e-6)
+        assert update["s_branch"] == pytest.approx(1 / 3, abs=1e-6)
+        assert (update["s_exec"], update["s_mod"]) == (1.0, 0.0)
+        assert update["s_update"] == pytest.approx(2 / 15, abs=1e-6)
+        assert report["update_scoring"] == scoring
+
+
+def test_reference_scoring_zeroes_failing_tests(demo_run: DemoRun) -> None:
+    # reference code: 0 unless every selected test passes; else 0.6 x mean(s_line, s_branch) + 0.4 x s_mod
+    result, report = demo_run(str(PREDICTIONS / "update-cases.jsonl"), "--tebench-scoring=reference")
+    updates = {iid: r["update"] for iid, r in by_instance(report).items()}
+    assert updates[I1]["s_update"] == 0.0  # s_exec 0.5
+    assert updates[I3]["s_update"] == pytest.approx(0.6 * 1.0 + 0.4 * 0.5)
+
+
+def test_main_compile_error_only_when_non_test_edits_are_allowed(demo_run: DemoRun) -> None:
+    predictions = str(PREDICTIONS / "edits-main.jsonl")
+    # by default the broken src/main hunk is not applied: the gold test patch alone scores like gold
+    result, report = demo_run(predictions)
+    result.assert_outcomes(passed=1)
+    (record,) = report["results"]
+    assert record["touched_non_test_files"] == ["src/main/java/org/tebench/textkit/StringUtils.java"]
+    assert record["update"]["s_update"] == 1.0
+    # applied, it breaks main compilation: s_exec = 0
+    result, report = demo_run(predictions, "--tebench-allow-non-test-edits")
+    (record,) = report["results"]
+    assert (record["update"]["s_exec"], record["update"]["status"], record["update"]["s_update"]) == (
+        0.0,
+        "compile_error",
+        0.0,
+    )
+
+
+def test_empty_and_unapplicable_predictions_score_zero_but_count(demo_run: DemoRun) -> None:
+    result, report = demo_run(str(PREDICTIONS / "not-applying.jsonl"), "--tebench-min-update=0.5")
+    result.assert_outcomes(failed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["FAIL model 'stale-context':*update OA 0.000 < required 0.500*"])
+    summary = report["summary"]["stale-context"]
+    assert summary["counts"]["not_applied"] == 2 and summary["update"]["oa"] == 0.0
+
+
+def test_gold_that_fails_on_v0_is_an_invalid_instance(
+    demo_run: DemoRun, pytester: pytest.Pytester, make_history: Any
+) -> None:
+    from pytest_tebench.demo import DEMO_COMMITS
+    from pytest_tebench.demo import DEMO_REPO
+    from pytest_tebench.demo import build_demo_mirror
+    from pytest_tebench.instance.builder import list_commits
+    from pytest_tebench.instance.builder import static_check
+
+    mirror = build_demo_mirror(pytester.path / "mirror.git")
+    r4 = next(
+        c for c in list_commits(mirror, rev="main", since=None, until=None) if c.sha == DEMO_COMMITS[-1]
+    )
+    candidate = static_check(mirror, r4, "textkit", DEMO_REPO)
+    assert not isinstance(candidate, str)
+    row = {**candidate.row, "labels": ["stale", "missing"]}
+    dataset = write_jsonl(pytester.path / "r4.jsonl", [row])
+    result, report = demo_run("gold", f"--tebench-dataset={dataset}")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*invalid instance: gold fails its own selected tests on V0*padRightTruncatesLongInput*"]
+    )
+    (record,) = report["results"]
+    assert record["status"] == "invalid_instance"
+    assert report["summary"]["gold"]["invalid_instances"] == [row["instance_id"]]
+
+
+def test_a_hanging_test_is_a_timeout_not_a_score(demo_run: DemoRun, pytester: pytest.Pytester) -> None:
+    import difflib
+
+    from pytest_tebench.demo import build_demo_mirror
+    from pytest_tebench.workspace.gitcmd import git_text
+
+    rows = {json.loads(line)["instance_id"]: json.loads(line) for line in DATASET.read_text().splitlines()}
+    mirror = build_demo_mirror(pytester.path / "mirror.git")
+    path = "src/test/java/org/tebench/textkit/StringUtilsTest.java"
+    before = git_text(mirror, "show", f"{rows[I8]['v_minus_1_commit']}:{path}")
+    after = before.replace(
+        'assertEquals("", StringUtils.repeat("ab", 0));',
+        'assertEquals("", StringUtils.repeat("ab", 0));\n        while (true) {\n            Thread.onSpinWait();\n        }',
+    )
+    assert after != before
+    patch = f"diff --git a/{path} b/{path}\n" + "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+        )
+    )
+    predictions = write_jsonl(
+        pytester.path / "hang.jsonl",
+        [{"instance_id": I8, "model_name_or_path": "hangs", "model_patch": patch}],
+    )
+    # one Maven launch compiles and tests, so its limit is the two phase limits added up
+    result, report = demo_run(str(predictions), "--tebench-timeout-compile=40", "--tebench-timeout-test=15")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*timeout (not scored)*"])
+    (record,) = report["results"]
+    assert record["status"] == "timeout"
+    assert record["update"]["status"] == "timeout:test"
+    summary = report["summary"]["hangs"]
+    assert summary["counts"]["timeouts"] == 1
+    assert summary["update"] is None  # nothing scored: a timeout is never a 0
