@@ -76,7 +76,9 @@ def pytest_tebench_make_executor(config: pytest.Config, name: str) -> Executor |
     if name not in EXECUTORS:
         return None
     options = config.stash[options_key]
-    run_id = getattr(config, "workerinput", {}).get("testrunuid") or str(os.getpid())
+    # per process: an executor's close() removes its run's leftovers, never another worker's containers
+    workerinput = getattr(config, "workerinput", {})
+    run_id = f"{workerinput.get('testrunuid', 'main')}-{workerinput.get('workerid', 'main')}-{os.getpid()}"
     return create_executor(
         ExecutorOptions(
             name=name,

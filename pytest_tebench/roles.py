@@ -24,6 +24,7 @@ from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.base import UpdateSettings
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import TebenchError
 from pytest_tebench.instance.datasets import load_records
 from pytest_tebench.instance.predictions import GOLD
 from pytest_tebench.instance.predictions import Prediction
@@ -229,6 +230,26 @@ class TebenchController:
         self.summary: dict[str, Any] = {}
         self.threshold_failures: list[str] = []
         self.report_written: Path | None = None
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Controller: build a missing sandbox image here, once, with progress on the terminal
+        (xdist workers have no terminal, and N of them would only wait for each other's lock)."""
+        options = self.options
+        if options.skip_update or options.image is not None or options.executor == "local":
+            return
+        from pytest_tebench.run.executors import prepare_docker_image
+
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        try:
+            prepare_docker_image(
+                required=options.executor == "docker",
+                progress=(lambda line: reporter.write_line(f"[tebench image] {line}")) if reporter else print,
+            )
+        except TebenchError as exc:
+            # every item will report the same harness error; say it once, up front
+            if reporter is not None:
+                reporter.write_line(f"[tebench image] cannot prepare the Docker image: {exc}", red=True)
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import PREDICTIONS
 from conftest import DemoRun
 from conftest import by_instance
@@ -34,8 +33,8 @@ SCORES = ("s_exec", "s_line", "s_branch", "s_mod", "s_update")
 def _comparable(report: dict[str, Any]) -> list[dict[str, Any]]:
     """Results without wall-clock timings and cache provenance (they differ run to run by design)."""
     out = []
-    for record in report["results"]:
-        record = {k: v for k, v in record.items() if k != "timings"}
+    for original in report["results"]:
+        record = {k: v for k, v in original.items() if k != "timings"}
         if record.get("update"):
             record["update"] = {k: v for k, v in record["update"].items() if k not in ("timings", "gold")}
         out.append(record)
@@ -149,7 +148,7 @@ def test_coverage_of_a_sliver_hand_computed_in_both_scorings(demo_run: DemoRun) 
 
 def test_reference_scoring_zeroes_failing_tests(demo_run: DemoRun) -> None:
     # reference code: 0 unless every selected test passes; else 0.6 x mean(s_line, s_branch) + 0.4 x s_mod
-    result, report = demo_run(str(PREDICTIONS / "update-cases.jsonl"), "--tebench-scoring=reference")
+    _, report = demo_run(str(PREDICTIONS / "update-cases.jsonl"), "--tebench-scoring=reference")
     updates = {iid: r["update"] for iid, r in by_instance(report).items()}
     assert updates[I1]["s_update"] == 0.0  # s_exec 0.5
     assert updates[I3]["s_update"] == pytest.approx(0.6 * 1.0 + 0.4 * 0.5)

@@ -295,6 +295,8 @@ class UpdateEvaluator:
             "error": run.error or None,
         }
         if run.status.startswith("timeout"):
+            # not a score: the scores of an unfinished run would only look like one
+            block.update({name: None for name in ("s_exec", "s_line", "s_branch", "s_mod", "s_update")})
             raise UpdateTimeout(f"the prediction's {run.status.split(':', 1)[1]} phase timed out", block)
         return block
 

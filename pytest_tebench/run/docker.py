@@ -512,6 +512,15 @@ class DockerExecutor:
         finally:
             self._live.pop(container.id, None)
 
+    @property
+    def java_versions(self) -> tuple[int, ...]:
+        """Feature versions of the JDKs in the image."""
+        return tuple(self._recipe.jdks)
+
+    def remove_stale_containers(self) -> list[str]:
+        """Remove containers left by dead harness processes on this host (see :func:`cleanup_stale`)."""
+        return cleanup_stale(self._client)
+
     def close(self) -> None:
         """Remove every container of this run still present (after an interrupt), then disconnect."""
         containers = dict(self._live)

@@ -59,7 +59,6 @@ def create_executor(options: ExecutorOptions, progress: Callable[[str], None] | 
 
         return LocalExecutor(jdks=local_jdks(options.jdk), maven_cache=options.maven_cache)
     from pytest_tebench.run.docker import DockerExecutor
-    from pytest_tebench.run.docker import cleanup_stale
 
     executor = DockerExecutor(
         options.image,
@@ -71,8 +70,24 @@ def create_executor(options: ExecutorOptions, progress: Callable[[str], None] | 
         build_missing=options.image is None,
         progress=progress,
     )
-    cleanup_stale(executor._client)
+    executor.remove_stale_containers()
     return executor
+
+
+def prepare_docker_image(*, required: bool, progress: Callable[[str], None]) -> str | None:
+    """Build our sandbox image if the engine lacks it; None when Docker is absent and not required."""
+    from pytest_tebench.run import docker_image
+
+    try:
+        client = docker_image.connect()
+    except HarnessError:
+        if required:
+            raise
+        return None
+    try:
+        return docker_image.ensure_image(client, progress=progress)
+    finally:
+        client.close()
 
 
 def local_jdks(override: str | None) -> dict[int, JdkInstall]:
@@ -92,11 +107,10 @@ def java_versions(executor: Executor) -> tuple[int, ...]:
     versions = getattr(executor, "java_versions", None)
     if versions is not None:
         return tuple(sorted(versions))
-    jdks = getattr(executor, "jdks", None)
+    jdks = getattr(executor, "jdks", None)  # LocalExecutor: {version: home}
     if isinstance(jdks, dict):
         return tuple(sorted(jdks))
-    recipe = getattr(executor, "_recipe", None)
-    return tuple(sorted(getattr(recipe, "jdks", (17,))))
+    raise HarnessError(f"executor {executor.name!r} does not say which JDKs it has (java_versions)")
 
 
 def choose_java_version(executor: Executor, level: int, override: str | None) -> int:
