@@ -26,6 +26,8 @@ def _default_cache() -> Path:
 
 def _add_executor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--executor", choices=("local", "docker", "auto"), default="local")
+    parser.add_argument("--maven-repo", type=Path, default=None, help="default: <cache-dir>/maven-repository")
+    parser.add_argument("--maven", default="", help="Maven version to download and use (e.g. 3.9.9)")
     parser.add_argument("--jdk", default=None, help="JDK feature version or home (default: chosen per build)")
     parser.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/pytest-tebench")
     parser.add_argument("--timeout-compile", type=float, default=300.0)
@@ -48,7 +50,8 @@ def _build(args: argparse.Namespace) -> int:
             repo_dir=repo_dir,
             repo=args.repo,
             work_dir=cache / "build-workspaces",
-            maven_repo=cache / "maven-repository",
+            maven_repo=(args.maven_repo or cache / "maven-repository").resolve(),
+            maven_version=args.maven,
             executor=lambda: executor,
             java_version=lambda level: choose_java_version(executor, level, args.jdk),
             since=args.since,

@@ -41,6 +41,7 @@ from pytest_tebench.run.executors import choose_java_version
 from pytest_tebench.run.jacoco import CoverageReport
 from pytest_tebench.run.jacoco import LineCoverage
 from pytest_tebench.run.jdk import detect_java_level
+from pytest_tebench.run.mavendist import required_maven_version
 from pytest_tebench.run.surefire import PASSED
 from pytest_tebench.run.surefire import SKIPPED
 from pytest_tebench.run.surefire import TestId
@@ -128,7 +129,8 @@ class UpdateEvaluator:
         return RunSettings(
             maven_repo=self.maven_repo,
             java_version=java,
-            maven_version=self.settings.maven_version or "",
+            # new commons parents need Maven 3.9: downloaded from Maven Central when the POM says so
+            maven_version=self.settings.maven_version or required_maven_version(workspace.path / "pom.xml"),
             compile_timeout=self.settings.timeout_compile,
             test_timeout=self.settings.timeout_test,
         )

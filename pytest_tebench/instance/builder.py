@@ -41,6 +41,7 @@ from pytest_tebench.metrics.identification import TestChanges
 from pytest_tebench.metrics.identification import test_changes
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.jdk import detect_java_level
+from pytest_tebench.run.mavendist import required_maven_version
 from pytest_tebench.run.surefire import PASSED
 from pytest_tebench.run.surefire import SKIPPED
 from pytest_tebench.run.surefire import TestId
@@ -89,6 +90,7 @@ class BuildConfig:
     jobs: int = 1
     compile_timeout: float = 300.0
     test_timeout: float = 900.0
+    maven_version: str = ""
 
     @property
     def project(self) -> str:
@@ -240,6 +242,7 @@ def _labelled(
     settings = RunSettings(
         maven_repo=config.maven_repo,
         java_version=config.java_version(detect_java_level(workspace.path / "pom.xml")),
+        maven_version=config.maven_version or required_maven_version(workspace.path / "pom.xml"),
         coverage=False,
         compile_timeout=config.compile_timeout,
         test_timeout=config.test_timeout,

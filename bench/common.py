@@ -1,0 +1,69 @@
+"""Shared set-up of the benchmark scripts: the demo instances and an evaluation context."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from typing import TypeVar
+
+from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.benchmarks.base import UpdateSettings
+from pytest_tebench.benchmarks.tebench import TebenchAdapter
+from pytest_tebench.demo import DEMO_REPO
+from pytest_tebench.demo import build_demo_mirror
+from pytest_tebench.instance.datasets import load_records
+from pytest_tebench.run.executor import Executor
+from pytest_tebench.workspace.repos import RepositoryStore
+
+ROOT = Path(__file__).resolve().parent.parent
+MAVEN_REPO = Path.home() / ".cache" / "pytest-tebench-bench" / "maven-repository"
+T = TypeVar("T")
+
+
+def demo_instances() -> dict[str, BenchmarkInstance]:
+    return {i.instance_id: i for i in TebenchAdapter().load_instances(load_records("demo"))}
+
+
+def predictions(name: str) -> dict[str, str]:
+    """instance id -> patch of one demo predictions file."""
+    lines = (ROOT / "predictions" / name).read_text().splitlines()
+    return {json.loads(line)["instance_id"]: json.loads(line)["model_patch"] for line in lines}
+
+
+def context(executor: Executor, cache_dir: Path | None = None) -> EvalContext:
+    cache = cache_dir or Path(tempfile.mkdtemp(prefix="tebench-bench-"))
+    return EvalContext(
+        cache_dir=cache,
+        work_dir=cache / "workspaces",
+        repos=RepositoryStore(cache, embedded={DEMO_REPO: build_demo_mirror}, allow_network=False),
+        update=UpdateSettings(
+            scoring="paper",
+            jdk=None,
+            timeout_compile=300,
+            timeout_test=900,
+            maven_version=None,
+            maven_repo=MAVEN_REPO,
+        ),
+        executor=lambda: executor,
+    )
+
+
+def timed(action: Callable[[], T]) -> tuple[T, float]:
+    started = time.perf_counter()
+    value = action()
+    return value, time.perf_counter() - started
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def show(label: str, value: Any) -> None:
+    print(f"{label:<58} {value}")

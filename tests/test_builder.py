@@ -1,0 +1,108 @@
+"""tebench build: the static filter on small histories, and the demo dataset rebuilt for real."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import TEST_MAVEN_REPO
+from conftest import History
+
+from pytest_tebench.instance.builder import list_commits
+from pytest_tebench.instance.builder import static_check
+
+MAIN = "src/main/java/p/Calc.java"
+TEST = "src/test/java/p/CalcTest.java"
+CALC = "package p;\nclass Calc {\n    int add(int a, int b) {\n        return a + b;\n    }\n}\n"
+CALC_TEST = "package p;\nclass CalcTest {\n    @Test void adds() {\n        check(1);\n    }\n}\n"
+
+
+def _reason(history: History, files: dict[str, str | None], message: str = "change") -> str:
+    sha = history.commit(files, message)
+    commit = next(c for c in list_commits(history.path, rev="HEAD", since=None, until=None) if c.sha == sha)
+    outcome = static_check(history.path, commit, "calc", "acme/calc")
+    return outcome if isinstance(outcome, str) else "candidate"
+
+
+def _more_test_lines(n: int) -> str:
+    body = "".join(f"        check({i});\n" for i in range(n))
+    return CALC_TEST.replace("        check(1);\n", body)
+
+
+def test_static_filter_reasons(make_history: Callable[[str], History]) -> None:
+    h = make_history("calc")
+    first = h.commit({MAIN: CALC, TEST: CALC_TEST})
+    root = next(c for c in list_commits(h.path, rev="HEAD", since=None, until=None) if c.sha == first)
+    assert static_check(h.path, root, "calc", "acme/calc") == "root commit: no parent, so no V-1"
+    swapped = CALC.replace("a + b", "b + a")
+    assert _reason(h, {MAIN: swapped}) == "no change under src/test"
+    # a comment-only production edit is no method-body change, whatever the test change
+    commented = swapped.replace("return", "// sum\n        return")
+    assert (
+        _reason(h, {MAIN: commented, TEST: _more_test_lines(6)})
+        == "no production method-body change under src/main"
+    )
+    # one test line out (check(0)), one in (check(-1))
+    assert _reason(
+        h,
+        {
+            MAIN: commented.replace("b + a", "a + b"),
+            TEST: _more_test_lines(6).replace("check(0)", "check(-1)"),
+        },
+    ) == ("2 changed test lines (outside 5-200)")
+    many = {f"src/main/java/p/F{i}.java": f"class F{i} {{ void f() {{ }} }}\n" for i in range(21)}
+    assert _reason(h, {**many, TEST: _more_test_lines(12)}) == "more than 20 changed files (22)"
+    assert _reason(h, {MAIN: CALC.replace("a + b", "a - b"), TEST: _more_test_lines(20)}) == "candidate"
+
+
+def test_patches_of_a_candidate_split_source_from_tests(make_history: Callable[[str], History]) -> None:
+    h = make_history("calc")
+    h.commit({MAIN: CALC, TEST: CALC_TEST, "pom.xml": "<project/>\n"})
+    sha = h.commit(
+        {MAIN: CALC.replace("a + b", "a - b"), TEST: _more_test_lines(8), "pom.xml": "<project></project>\n"}
+    )
+    commit = next(c for c in list_commits(h.path, rev="HEAD", since=None, until=None) if c.sha == sha)
+    candidate = static_check(h.path, commit, "calc", "acme/calc")
+    assert not isinstance(candidate, str)
+    row = candidate.row
+    assert row["instance_id"] == f"calc__{sha[:8]}"
+    assert (
+        "pom.xml" in row["source_patch"] and MAIN in row["source_patch"] and TEST not in row["source_patch"]
+    )
+    assert TEST in row["test_patch"] and MAIN not in row["test_patch"]
+    # Calc.java and pom.xml: one line out, one in each (4); the test keeps check(1) and gains 7 lines
+    assert (row["num_changed_files"], row["src_changed_lines"], row["test_changed_lines"]) == (3, 4, 7)
+
+
+@pytest.mark.maven
+def test_rebuilding_the_demo_gives_the_shipped_dataset_and_resumes(tmp_path: Path) -> None:
+    from pytest_tebench.demo import build_demo_mirror
+    from pytest_tebench.instance.datasets import demo_dataset_path
+
+    mirror = build_demo_mirror(tmp_path / "textkit.git")
+    out = tmp_path / "dataset.jsonl"
+    command = [
+        sys.executable, "-m", "pytest_tebench.cli", "build", str(mirror), "--repo", "pytest-tebench/textkit",
+        "--out", str(out), "-j", "2", "--cache-dir", str(tmp_path / "cache"), "--maven-repo", str(TEST_MAVEN_REPO),
+    ]  # fmt: skip
+    first = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert first.returncode == 0, first.stderr
+    assert out.read_bytes() == demo_dataset_path().read_bytes()
+    rejections = json.loads(out.with_name("dataset.jsonl.rejections.json").read_text())
+    assert rejections["counts"] == {
+        "1 changed test lines": 1,
+        "gold's changed tests fail on V0": 1,
+        "no change under src/test": 1,
+        "no production method-body change under src/main": 1,
+        "root commit": 1,
+    }
+    assert "9 instances written" in first.stdout
+    # resumable: a second run decides nothing again and writes the same file
+    second = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert second.returncode == 0, second.stderr
+    assert "14 commits, 0 to build, 14 already decided" in second.stdout
+    assert out.read_bytes() == demo_dataset_path().read_bytes()
