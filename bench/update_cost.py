@@ -66,8 +66,8 @@ def main() -> None:
             finally:
                 adapter.cleanup(prepared, ctx)  # type: ignore[arg-type]
 
-        _, first = timed(lambda: evaluate(first_pred))
-        record, second = timed(lambda: evaluate(second_pred))
+        _, first = timed(lambda first_pred=first_pred: evaluate(first_pred))
+        record, second = timed(lambda second_pred=second_pred: evaluate(second_pred))
         assert record["update"]["gold"]["cache"] == "hit"  # type: ignore[index]
         firsts.append(first)
         seconds.append(second)

@@ -30,7 +30,11 @@ def _scores(report: dict[str, Any]) -> dict[str, Any]:
     """What must not depend on where a build ran (timings, JDK and cache provenance may)."""
     scored = {}
     for record in report["results"]:
-        update = {k: v for k, v in record["update"].items() if k not in ("timings", "gold", "executor", "java_version")}
+        update = {
+            k: v
+            for k, v in record["update"].items()
+            if k not in ("timings", "gold", "executor", "java_version")
+        }
         scored[record["instance_id"]] = (record["status"], record["identification"], update)
     return scored
 
@@ -51,10 +55,17 @@ def _hostile(name: str, body: str) -> dict[str, str]:
     """A prediction for I8 that adds one test method doing something a sandbox must contain."""
     mirror_text = _v05_test_file()
     anchor = "    @Test\n    void reversesAscii()"
-    after = mirror_text.replace(anchor, f"    @Test\n    void hostile() throws Exception {{\n{body}\n    }}\n\n{anchor}", 1)
+    after = mirror_text.replace(
+        anchor, f"    @Test\n    void hostile() throws Exception {{\n{body}\n    }}\n\n{anchor}", 1
+    )
     assert after != mirror_text
     patch = f"diff --git a/{TEST_FILE} b/{TEST_FILE}\n" + "".join(
-        difflib.unified_diff(mirror_text.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{TEST_FILE}", f"b/{TEST_FILE}")
+        difflib.unified_diff(
+            mirror_text.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            f"a/{TEST_FILE}",
+            f"b/{TEST_FILE}",
+        )
     )
     return {"instance_id": I8, "model_name_or_path": f"hostile-{name}", "model_patch": patch}
 
@@ -82,12 +93,12 @@ HOSTILE = {
     # the root file system and the Maven repository are read-only; only the workspace is writable
     "write-outside": '        java.nio.file.Files.write(java.nio.file.Paths.get("/etc/tebench-pwned"), new byte[] {1});',
     # a fork bomb meets the pids limit
-    "fork": '        java.util.List<Process> all = new java.util.ArrayList<>();\n'
+    "fork": "        java.util.List<Process> all = new java.util.ArrayList<>();\n"
     '        while (true) { all.add(new ProcessBuilder("sleep", "600").start()); }',
     # a test that never returns meets the step's time limit
     "sleep": "        Thread.sleep(Long.MAX_VALUE);",
     # filling the container's /tmp hits its size limit
-    "fill-disk": '        byte[] block = new byte[1 << 20];\n'
+    "fill-disk": "        byte[] block = new byte[1 << 20];\n"
     '        try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(java.nio.file.Paths.get("/tmp/fill"))) {\n'
     "            while (true) { out.write(block); }\n        }",
 }
@@ -95,7 +106,13 @@ HOSTILE = {
 
 def test_hostile_predictions_are_contained_and_reported(demo_run: DemoRun, pytester: pytest.Pytester) -> None:
     entries = [_hostile(name, body) for name, body in HOSTILE.items()]
-    entries.append({"instance_id": "textkit__6f3adb06", "model_name_or_path": "bystander", "model_patch": ROWS["textkit__6f3adb06"]["test_patch"]})
+    entries.append(
+        {
+            "instance_id": "textkit__6f3adb06",
+            "model_name_or_path": "bystander",
+            "model_patch": ROWS["textkit__6f3adb06"]["test_patch"],
+        }
+    )
     predictions = write_jsonl(pytester.path / "hostile.jsonl", entries)
     _, report = demo_run(
         str(predictions), "--tebench-executor=docker", "-n", "2",
@@ -111,7 +128,10 @@ def test_hostile_predictions_are_contained_and_reported(demo_run: DemoRun, pytes
     # each hostile test fails inside the sandbox and is reported on its own item
     assert outcome("network")["hostile"] == "error: deb.debian.org: Temporary failure in name resolution"
     assert records["hostile-network"]["update"]["s_exec"] == 0.5
-    assert outcome("write-outside")["hostile"].startswith("error: ") and "Read-only file system" in outcome("write-outside")["hostile"]
+    assert (
+        outcome("write-outside")["hostile"].startswith("error: ")
+        and "Read-only file system" in outcome("write-outside")["hostile"]
+    )
     assert not Path("/etc/tebench-pwned").exists()
     assert records["hostile-sleep"]["status"] == "timeout"
     assert records["hostile-sleep"]["update"]["s_update"] is None  # a timeout is never scored
@@ -140,7 +160,9 @@ def test_containers_of_an_interrupted_run_are_removed_by_the_next(demo_cache: Pa
         "--tebench-executor=docker", f"--tebench-cache-dir={demo_cache}", f"--tebench-maven-repo={TEST_MAVEN_REPO}",
         "--tebench-timeout-test=600", "--tebench-timeout-compile=600",
     ]  # fmt: skip
-    run = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    run = subprocess.Popen(
+        args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     mine = f" {run.pid}"
     deadline = time.monotonic() + 300
     while not any(line.endswith(mine) for line in _labelled_containers()):

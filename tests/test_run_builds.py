@@ -7,7 +7,6 @@ The Maven repository is shared across runs of this suite (``TEBENCH_TEST_MAVEN_R
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import TEST_MAVEN_REPO
 
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.jacoco import LineCoverage
@@ -63,7 +63,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Copy:
 
 @pytest.fixture(scope="module")
 def settings(executor: LocalExecutor, copy: Copy) -> RunSettings:
-    repo = Path(os.environ.get("TEBENCH_TEST_MAVEN_REPO", Path.home() / ".cache/pytest-tebench/test-m2"))
+    repo = TEST_MAVEN_REPO
     workspace = copy("warm")
     level = detect_java_level(workspace / "pom.xml")
     assert level == 8  # maven.compiler.source/target 1.8 in the fixture POM
@@ -271,3 +271,55 @@ def test_maven_39_download_and_use(tmp_path: Path, copy: Copy) -> None:
     assert result.ok, result.output
     assert "Apache Maven 3.9.9" in result.output
     assert result.argv[0] == str(home / "bin" / "mvn")
+
+
+ABSTRACT_CASE = f"""package {PKG};
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+abstract class AbstractClampTestCase {{
+    abstract int high();
+
+    @Test
+    void clampsToHigh() {{
+        assertEquals(10, Clamp.clamp(99, 0, high()));
+    }}
+}}
+"""
+
+
+def test_methods_of_abstract_test_classes_run_through_their_subclasses(
+    executor: LocalExecutor, settings: RunSettings, copy: Copy
+) -> None:
+    from pytest_tebench.run.selection import run_inherited
+
+    workspace = copy("abstract")
+    tests = workspace / "src/test/java/org/tebench/textkit"
+    (tests / "AbstractClampTestCase.java").write_text(ABSTRACT_CASE, encoding="utf-8")
+    (tests / "TenClampTest.java").write_text(
+        f"package {PKG};\n\nclass TenClampTest extends AbstractClampTestCase {{\n    int high() {{ return 10; }}\n}}\n"
+    )
+    (tests / "TwentyClampTest.java").write_text(
+        f"package {PKG};\n\nclass TwentyClampTest extends AbstractClampTestCase {{\n    int high() {{ return 20; }}\n}}\n"
+    )
+    (tests / "AbstractOrphanTestCase.java").write_text(
+        f"package {PKG};\n\nimport org.junit.jupiter.api.Test;\n\n"
+        "abstract class AbstractOrphanTestCase {\n    @Test\n    void never() { }\n}\n"
+    )
+    selected = [
+        TestId(f"{PKG}.AbstractClampTestCase", "clampsToHigh"),
+        TestId(f"{PKG}.AbstractOrphanTestCase", "never"),
+    ]
+    run = run_inherited(executor, workspace, selected, settings)
+    outcomes = {str(o.test): o for o in run.tests}
+    # TenClampTest passes, TwentyClampTest clamps to 20 and fails: the inherited method failed
+    clamps = outcomes[f"{PKG}.AbstractClampTestCase#clampsToHigh"]
+    assert (clamps.status, clamps.invocations) == ("failed", 2)
+    assert clamps.message.endswith(f"(run as {PKG}.TenClampTest, {PKG}.TwentyClampTest)")
+    orphan = outcomes[f"{PKG}.AbstractOrphanTestCase#never"]
+    assert (orphan.status, orphan.message) == (
+        "not_run",
+        "declared in an abstract class no concrete test class extends",
+    )

@@ -42,12 +42,12 @@ from pytest_tebench.run.jacoco import CoverageReport
 from pytest_tebench.run.jacoco import LineCoverage
 from pytest_tebench.run.jdk import detect_java_level
 from pytest_tebench.run.mavendist import required_maven_version
+from pytest_tebench.run.selection import run_inherited
 from pytest_tebench.run.surefire import PASSED
 from pytest_tebench.run.surefire import SKIPPED
 from pytest_tebench.run.surefire import TestId
 from pytest_tebench.run.testrun import RunSettings
 from pytest_tebench.run.testrun import SelectionRun
-from pytest_tebench.run.testrun import run_selection
 from pytest_tebench.run.warmup import warm_up
 from pytest_tebench.workspace.checkout import Workspace
 
@@ -181,7 +181,7 @@ class UpdateEvaluator:
         )
         selection = selection_of(gold_changes.methods)
         self._prepare_build(workspace, settings, selection)
-        run = run_selection(self._executor(), workspace.path, selection, settings)
+        run = run_inherited(self._executor(), workspace.path, selection, settings)
         workspace.checkout("v-0.5")
         if run.harness_failed or run.status.startswith("timeout"):
             raise HarnessError(f"gold build on V0 failed for harness reasons ({run.status}): {run.error}")
@@ -237,7 +237,7 @@ class UpdateEvaluator:
             if method is not None:
                 runnable.append(TestId(_binary_class(package, method[0]), method[1]))
         selection = sorted(set(runnable))
-        run = run_selection(self._executor(), workspace.path, selection, settings)
+        run = run_inherited(self._executor(), workspace.path, selection, settings)
         workspace.checkout("v-0.5")
         if run.harness_failed:
             raise HarnessError(f"the prediction's build failed for harness reasons: {run.error}")

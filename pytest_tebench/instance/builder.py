@@ -42,11 +42,11 @@ from pytest_tebench.metrics.identification import test_changes
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.jdk import detect_java_level
 from pytest_tebench.run.mavendist import required_maven_version
+from pytest_tebench.run.selection import run_inherited
 from pytest_tebench.run.surefire import PASSED
 from pytest_tebench.run.surefire import SKIPPED
 from pytest_tebench.run.surefire import TestId
 from pytest_tebench.run.testrun import RunSettings
-from pytest_tebench.run.testrun import run_selection
 from pytest_tebench.run.warmup import warm_up
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import Workspace
@@ -250,7 +250,7 @@ def _labelled(
     warmed = warm_up(executor, workspace.path, settings, selection=selection_of(gold.methods))
     if not warmed.ok:
         return f"V0 does not build (warm-up): {warmed.error}"
-    v0 = run_selection(executor, workspace.path, selection_of(gold.methods), settings)
+    v0 = run_inherited(executor, workspace.path, selection_of(gold.methods), settings)
     if v0.harness_failed or v0.status.startswith("timeout"):
         raise HarnessError(
             f"{row['instance_id']}: V0 build failed for harness reasons ({v0.status}): {v0.error}"
@@ -271,7 +271,7 @@ def _labelled(
     workspace.checkout("v-0.5")
     labels: set[str] = set()
     if old_tests:
-        before = run_selection(executor, workspace.path, old_tests, settings)
+        before = run_inherited(executor, workspace.path, old_tests, settings)
         if before.harness_failed or before.status.startswith("timeout"):
             raise HarnessError(
                 f"{row['instance_id']}: V-0.5 build failed for harness reasons: {before.error}"

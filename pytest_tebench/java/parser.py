@@ -85,6 +85,8 @@ class JavaType:
     start_line: int
     end_line: int
     superclass: str | None
+    #: Declared ``abstract`` (interfaces are not: their test methods run through implementors anyway).
+    is_abstract: bool = False
 
     @property
     def binary_class_name(self) -> str:
@@ -284,7 +286,9 @@ class _Builder:
         path = (*owner.class_path, name) if owner else (name,)
         first, last = _extent(decl)
         start, end = first.start_point.row + 1, last.end_point.row + 1
-        self.types.append(JavaType(path, _TYPE_KINDS[decl.type], start, end, superclass))
+        modifiers = _modifiers(decl)
+        is_abstract = modifiers is not None and any(c.type == "abstract" for c in modifiers.children)
+        self.types.append(JavaType(path, _TYPE_KINDS[decl.type], start, end, superclass, is_abstract))
         record_params = self.param_types(decl.child_by_field_name("parameters"))
         if (body := decl.child_by_field_name("body")) is not None:
             self.members(body, _Owner(path, superclass, record_params))
