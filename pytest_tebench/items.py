@@ -164,7 +164,12 @@ class TebenchItem(pytest.Item):
 
     def _error_record(self, message: str, status: str = "error") -> dict[str, Any]:
         instance = self.instance or BenchmarkInstance(
-            self.prediction.instance_id or self.name, "unknown", "", (), self.prediction.origin
+            # a line with no readable id is named like its item, minus the model: "entry4"
+            self.prediction.instance_id or self.name.split("[", 1)[0],
+            "unknown",
+            "",
+            (),
+            self.prediction.origin,
         )
         record = base_record(instance, self.prediction, status)
         record["model_name_or_path"] = self.prediction.model_name_or_path or "unknown-model"
