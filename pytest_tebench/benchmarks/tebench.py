@@ -123,6 +123,8 @@ class TebenchAdapter:
         gold_items = prepared.gold.items
         record = base_record(instance, prediction, "evaluated")
         record["timings"] = dict(prepared.timings)
+        if context.keep_workspaces:
+            record["workspace"] = str(prepared.workspace.path)
         if prediction.is_empty:
             record["status"] = "empty"
             record["identification"] = _identification(gold_items, [])
