@@ -19,17 +19,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import context
-from common import demo_instances
-from common import predictions
-from common import show
-from common import timed
-
 from pytest_tebench.benchmarks.tebench import TebenchAdapter
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executors import ExecutorOptions
 from pytest_tebench.run.executors import create_executor
+
+from common import context
+from common import demo_instances
+from common import predictions
+from common import show
+from common import timed
 
 
 def evaluate_all(executor: Executor, count: int) -> float:

@@ -21,6 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pytest_tebench.benchmarks.tebench import TebenchAdapter
+from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.run.jacoco import AGENT_JAR
+from pytest_tebench.run.jacoco import project_includes
+from pytest_tebench.run.local import LocalExecutor
+
 from common import MAVEN_REPO
 from common import context
 from common import demo_instances
@@ -28,12 +34,6 @@ from common import median
 from common import predictions
 from common import show
 from common import timed
-
-from pytest_tebench.benchmarks.tebench import TebenchAdapter
-from pytest_tebench.instance.predictions import Prediction
-from pytest_tebench.run.jacoco import AGENT_JAR
-from pytest_tebench.run.jacoco import project_includes
-from pytest_tebench.run.local import LocalExecutor
 
 
 def main() -> None:

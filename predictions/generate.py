@@ -24,7 +24,9 @@ from pytest_tebench.workspace.gitcmd import git_text
 
 HERE = Path(__file__).resolve().parent
 T = "src/test/java/org/tebench/textkit/"
-ROWS = {json.loads(line)["instance_id"]: json.loads(line) for line in demo_dataset_path().read_text().splitlines()}
+ROWS = {
+    json.loads(line)["instance_id"]: json.loads(line) for line in demo_dataset_path().read_text().splitlines()
+}
 
 Edit = Callable[[Path], None]
 
@@ -85,7 +87,9 @@ I1, I2, I3, I4 = "textkit__69c4649c", "textkit__c839cc1f", "textkit__6f3adb06", 
 I7, I8, I9 = "textkit__dcc8e655", "textkit__867ea90c", "textkit__50a6637a"
 
 LONG_WORD_OLD = 'assertEquals("a\\nsupercalifragilistic\\nb", WordWrap.wrap("a supercalifragilistic b", 8));'
-LONG_WORD_NEW = 'assertEquals("a\\nsupercal\\nifragili\\nstic b", WordWrap.wrap("a supercalifragilistic b", 8));'
+LONG_WORD_NEW = (
+    'assertEquals("a\\nsupercal\\nifragili\\nstic b", WordWrap.wrap("a supercalifragilistic b", 8));'
+)
 UNICODE_TEST = T + "StringUtilsUnicodeTest.java"
 SECOND_UNICODE_TEST = """
     @Test
@@ -103,26 +107,67 @@ def main() -> None:
 
     partial = [
         # I1: the right fix of handlesLongWord, zeroWidth forgotten, an unrelated test touched
-        entry(I1, "partial", "I updated the tests.\n<patch>\n" + diff(I1, [
-            replace(T + "WrapTest.java", LONG_WORD_OLD, LONG_WORD_NEW),
-            replace(T + "WrapTest.java", "WordWrap.wrap(\"the quick brown fox\", 10));",
-                    "WordWrap.wrap(\"the quick brown fox\", 10));\n        assertEquals(\"a b\", WordWrap.wrap(\"a b\", 5));"),
-        ]) + "</patch>\n"),
+        entry(
+            I1,
+            "partial",
+            "I updated the tests.\n<patch>\n"
+            + diff(
+                I1,
+                [
+                    replace(T + "WrapTest.java", LONG_WORD_OLD, LONG_WORD_NEW),
+                    replace(
+                        T + "WrapTest.java",
+                        'WordWrap.wrap("the quick brown fox", 10));',
+                        'WordWrap.wrap("the quick brown fox", 10));\n        assertEquals("a b", WordWrap.wrap("a b", 5));',
+                    ),
+                ],
+            )
+            + "</patch>\n",
+        ),
         # I3: a new test, but in the old StringUtilsTest instead of a new file
-        entry(I3, "partial", "```diff\n" + diff(I3, [
-            replace(T + "StringUtilsTest.java", "    @Test\n    void abbreviatesLongText()",
-                    "    @Test\n    void reverseKeepsEmoji() {\n"
-                    "        assertEquals(\"b\\uD83D\\uDE00a\", StringUtils.reverse(\"a\\uD83D\\uDE00b\"));\n    }\n\n"
-                    "    @Test\n    void abbreviatesLongText()"),
-        ]) + "```\n"),
+        entry(
+            I3,
+            "partial",
+            "```diff\n"
+            + diff(
+                I3,
+                [
+                    replace(
+                        T + "StringUtilsTest.java",
+                        "    @Test\n    void abbreviatesLongText()",
+                        "    @Test\n    void reverseKeepsEmoji() {\n"
+                        '        assertEquals("b\\uD83D\\uDE00a", StringUtils.reverse("a\\uD83D\\uDE00b"));\n    }\n\n'
+                        "    @Test\n    void abbreviatesLongText()",
+                    ),
+                ],
+            )
+            + "```\n",
+        ),
         # I4: countsWords and its data fixed, the old hyphen test replaced; averagesWordLength missed
-        entry(I4, "partial", diff(I4, [
-            replace(T + "TextStatsTest.java", 'Arguments.of("well-known fact", 3)', 'Arguments.of("well-known fact", 2)'),
-            replace(T + "TextStatsTest.java", "assertEquals(expected, TextStats.wordCount(text));",
-                    "assertEquals(expected, TextStats.wordCount(text), text);"),
-            replace(T + "TextStatsTest.java", "    void hyphenSplitsWords() {\n        assertEquals(2, TextStats.wordCount(\"x-ray\"));",
-                    "    void hyphenatedWordIsOneWord() {\n        assertEquals(1, TextStats.wordCount(\"x-ray\"));"),
-        ])),
+        entry(
+            I4,
+            "partial",
+            diff(
+                I4,
+                [
+                    replace(
+                        T + "TextStatsTest.java",
+                        'Arguments.of("well-known fact", 3)',
+                        'Arguments.of("well-known fact", 2)',
+                    ),
+                    replace(
+                        T + "TextStatsTest.java",
+                        "assertEquals(expected, TextStats.wordCount(text));",
+                        "assertEquals(expected, TextStats.wordCount(text), text);",
+                    ),
+                    replace(
+                        T + "TextStatsTest.java",
+                        '    void hyphenSplitsWords() {\n        assertEquals(2, TextStats.wordCount("x-ray"));',
+                        '    void hyphenatedWordIsOneWord() {\n        assertEquals(1, TextStats.wordCount("x-ray"));',
+                    ),
+                ],
+            ),
+        ),
         # I9: the dead legacy tests removed, the kebab-case test not updated
         entry(I9, "partial", diff(I9, [delete(T + "CaseConverterLegacyTest.java")])),
     ]
@@ -134,33 +179,75 @@ def main() -> None:
         # I1: handlesLongWord fixed, zeroWidth (which throws on V-0.5) left as it was
         entry(I1, "update-cases", diff(I1, [replace(T + "WrapTest.java", LONG_WORD_OLD, LONG_WORD_NEW)])),
         # I7: zeroMaxLength rewritten against a constructor that does not exist: test compilation fails
-        entry(I7, "update-cases", diff(I7, [
-            replace(T + "SlugifierTest.java",
-                    "assertEquals(\"a-fairly-long-title-with-many-words\", new Slugifier('-', 0).slugify(title));",
-                    "assertEquals(\"\", new Slugifier('-', 0, true).slugify(title));"),
-        ])),
+        entry(
+            I7,
+            "update-cases",
+            diff(
+                I7,
+                [
+                    replace(
+                        T + "SlugifierTest.java",
+                        "assertEquals(\"a-fairly-long-title-with-many-words\", new Slugifier('-', 0).slugify(title));",
+                        "assertEquals(\"\", new Slugifier('-', 0, true).slugify(title));",
+                    ),
+                ],
+            ),
+        ),
         # I2: camelWords expects the old, wrong snake case of an acronym: the assertion fails
-        entry(I2, "update-cases", diff(I2, [
-            replace(T + "CaseConverterTest.java",
-                    'assertEquals("hello_world", CaseConverter.toSnakeCase("helloWorld"));',
-                    'assertEquals("hello_world", CaseConverter.toSnakeCase("helloWorld"));\n'
-                    '            assertEquals("parse_x_m_l", CaseConverter.toSnakeCase("parseXML"));'),
-        ])),
+        entry(
+            I2,
+            "update-cases",
+            diff(
+                I2,
+                [
+                    replace(
+                        T + "CaseConverterTest.java",
+                        'assertEquals("hello_world", CaseConverter.toSnakeCase("helloWorld"));',
+                        'assertEquals("hello_world", CaseConverter.toSnakeCase("helloWorld"));\n'
+                        '            assertEquals("parse_x_m_l", CaseConverter.toSnakeCase("parseXML"));',
+                    ),
+                ],
+            ),
+        ),
     ]
     dump("update-cases.jsonl", update_cases)
-    dump("null-only.jsonl", [
-        # I3: a new test of reverse(null) only: a sliver of gold's coverage, nothing like gold's tests
-        entry(I3, "null-only", diff(I3, [write(T + "StringUtilsNullTest.java",
-            "package org.tebench.textkit;\n\nimport static org.junit.jupiter.api.Assertions.assertNull;\n\n"
-            "import org.junit.jupiter.api.Test;\n\nclass StringUtilsNullTest {\n\n    @Test\n"
-            "    void reverseOfNull() {\n        assertNull(StringUtils.reverse(null));\n    }\n}\n")])),
-    ])
+    dump(
+        "null-only.jsonl",
+        [
+            # I3: a new test of reverse(null) only: a sliver of gold's coverage, nothing like gold's tests
+            entry(
+                I3,
+                "null-only",
+                diff(
+                    I3,
+                    [
+                        write(
+                            T + "StringUtilsNullTest.java",
+                            "package org.tebench.textkit;\n\nimport static org.junit.jupiter.api.Assertions.assertNull;\n\n"
+                            "import org.junit.jupiter.api.Test;\n\nclass StringUtilsNullTest {\n\n    @Test\n"
+                            "    void reverseOfNull() {\n        assertNull(StringUtils.reverse(null));\n    }\n}\n",
+                        )
+                    ],
+                ),
+            ),
+        ],
+    )
 
     main_edit = (
         "diff --git a/src/main/java/org/tebench/textkit/StringUtils.java b/src/main/java/org/tebench/textkit/StringUtils.java\n"
-        + diff(I8, [replace("src/main/java/org/tebench/textkit/StringUtils.java",
-                            "        if (s == null || s.isEmpty()) {", "        if (s == null || s.isEmpty() {")])
-        .split("diff --git a/src/main/java/org/tebench/textkit/StringUtils.java b/src/main/java/org/tebench/textkit/StringUtils.java\n", 1)[1]
+        + diff(
+            I8,
+            [
+                replace(
+                    "src/main/java/org/tebench/textkit/StringUtils.java",
+                    "        if (s == null || s.isEmpty()) {",
+                    "        if (s == null || s.isEmpty() {",
+                )
+            ],
+        ).split(
+            "diff --git a/src/main/java/org/tebench/textkit/StringUtils.java b/src/main/java/org/tebench/textkit/StringUtils.java\n",
+            1,
+        )[1]
     )
     dump("edits-main.jsonl", [entry(I8, "edits-main", ROWS[I8]["test_patch"] + main_edit)])
 
@@ -171,12 +258,19 @@ def main() -> None:
         for line in ROWS[I2]["test_patch"].splitlines(keepends=True)
         if not line.startswith("index ")
     )
-    dump("not-applying.jsonl", [
-        entry(I2, "stale-context", stale),
-        entry(I9, "stale-context", "diff --git a/src/test/java/org/tebench/textkit/Missing.java b/src/test/java/org/tebench/textkit/Missing.java\n"
-              "--- a/src/test/java/org/tebench/textkit/Missing.java\n+++ b/src/test/java/org/tebench/textkit/Missing.java\n"
-              "@@ -1,3 +1,3 @@\n class Missing {\n-    int a;\n+    int b;\n }\n"),
-    ])
+    dump(
+        "not-applying.jsonl",
+        [
+            entry(I2, "stale-context", stale),
+            entry(
+                I9,
+                "stale-context",
+                "diff --git a/src/test/java/org/tebench/textkit/Missing.java b/src/test/java/org/tebench/textkit/Missing.java\n"
+                "--- a/src/test/java/org/tebench/textkit/Missing.java\n+++ b/src/test/java/org/tebench/textkit/Missing.java\n"
+                "@@ -1,3 +1,3 @@\n class Missing {\n-    int a;\n+    int b;\n }\n",
+            ),
+        ],
+    )
 
 
 if __name__ == "__main__":

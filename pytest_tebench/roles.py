@@ -137,16 +137,22 @@ def anchor_path(options: TebenchOptions) -> Path:
     return path
 
 
+def make_adapter(config: pytest.Config, options: TebenchOptions) -> BenchmarkAdapter:
+    adapter: BenchmarkAdapter | None = config.hook.pytest_tebench_make_benchmark(
+        config=config, name=options.benchmark
+    )
+    if adapter is None:
+        raise pytest.UsageError(f"--tebench-benchmark: no adapter called {options.benchmark!r}")
+    return adapter
+
+
 class TebenchWorker:
     """Role object of a process that runs items."""
 
     def __init__(self, config: pytest.Config, options: TebenchOptions) -> None:
         self.config = config
         self.options = options
-        adapter = config.hook.pytest_tebench_make_benchmark(config=config, name=options.benchmark)
-        if adapter is None:
-            raise pytest.UsageError(f"--tebench-benchmark: no adapter called {options.benchmark!r}")
-        self.adapter: BenchmarkAdapter = adapter
+        self.adapter = make_adapter(config, options)
         self._instances: list[BenchmarkInstance] | None = None
         self._context: EvalContext | None = None
         self._executor: Executor | None = None
@@ -222,10 +228,7 @@ class TebenchController:
     def __init__(self, config: pytest.Config, options: TebenchOptions) -> None:
         self.config = config
         self.options = options
-        adapter = config.hook.pytest_tebench_make_benchmark(config=config, name=options.benchmark)
-        if adapter is None:
-            raise pytest.UsageError(f"--tebench-benchmark: no adapter called {options.benchmark!r}")
-        self.adapter: BenchmarkAdapter = adapter
+        self.adapter = make_adapter(config, options)
         self.records: dict[tuple[str, str], dict[str, Any]] = {}
         self.summary: dict[str, Any] = {}
         self.threshold_failures: list[str] = []

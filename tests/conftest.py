@@ -148,6 +148,11 @@ class DemoRun:
     def __call__(self, predictions: str, *extra: str) -> tuple[pytest.RunResult, dict[str, object]]:
         self.count += 1
         report = self.pytester.path / f"report-{self.count}.json"
+        if predictions != "gold":
+            # a copy beside the run: collecting a file inside this repository would load its conftest
+            copy = self.pytester.path / f"{self.count}-{Path(predictions).name}"
+            copy.write_bytes(Path(predictions).read_bytes())
+            predictions = str(copy)
         result = self.pytester.runpytest(
             f"--tebench-predictions={predictions}",
             f"--tebench-cache-dir={self.cache}",

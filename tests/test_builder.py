@@ -9,11 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import TEST_MAVEN_REPO
-from conftest import History
 
 from pytest_tebench.instance.builder import list_commits
 from pytest_tebench.instance.builder import static_check
+
+from conftest import TEST_MAVEN_REPO
+from conftest import History
 
 MAIN = "src/main/java/p/Calc.java"
 TEST = "src/test/java/p/CalcTest.java"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import TEST_MAVEN_REPO
 from conftest import DemoRun
 from conftest import write_jsonl

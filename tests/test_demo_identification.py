@@ -6,6 +6,7 @@ No builds: ``--tebench-skip-update``. The patches are real (see predictions/gene
 from __future__ import annotations
 
 import pytest
+
 from conftest import PREDICTIONS
 from conftest import DemoRun
 from conftest import by_instance

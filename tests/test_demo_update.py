@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import PREDICTIONS
 from conftest import DemoRun
 from conftest import by_instance

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import History
 from conftest import write_jsonl
 
@@ -106,6 +107,7 @@ def test_gold_scores_perfectly_and_identically_with_xdist(
     pytester.runpytest(
         *_args(bench, "gold", f"--tebench-report={baseline}", "-n", "0" if workers == "2" else "2")
     )
+
     def untimed(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{k: v for k, v in r.items() if k != "timings"} for r in results]
 

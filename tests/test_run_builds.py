@@ -14,7 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import TEST_MAVEN_REPO
 
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.jacoco import LineCoverage
@@ -31,6 +30,8 @@ from pytest_tebench.run.testrun import RunSettings
 from pytest_tebench.run.testrun import SelectionRun
 from pytest_tebench.run.testrun import run_selection
 from pytest_tebench.run.warmup import warm_up
+
+from conftest import TEST_MAVEN_REPO
 
 pytestmark = pytest.mark.maven
 

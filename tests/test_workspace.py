@@ -6,7 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import History
 
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import PatchDoesNotApply
@@ -14,6 +13,8 @@ from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git_text
 from pytest_tebench.workspace.repos import RepositoryStore
 from pytest_tebench.workspace.repos import RepositoryUnavailable
+
+from conftest import History
 
 MAIN = "src/main/java/p/A.java"
 TEST = "src/test/java/p/ATest.java"

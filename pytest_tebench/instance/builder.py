@@ -345,7 +345,18 @@ def build(config: BuildConfig, state_file: Path, progress: Callable[[str], None]
     config.work_dir.mkdir(parents=True, exist_ok=True)
 
     def run(candidate: Candidate) -> None:
-        outcome = execute_check(candidate, config)
+        try:
+            outcome: dict[str, Any] | str = execute_check(candidate, config)
+        except HarnessError as exc:
+            # not the commit's fault: reported, not remembered, so the next run tries it again
+            with lock:
+                done[candidate.commit.sha] = {
+                    "commit": candidate.commit.sha,
+                    "rejected": f"harness error: {exc}",
+                }
+                where = f"[{len(done)}/{len(commits)}] {candidate.commit.sha[:8]}"
+                progress(f"{where} harness error (will retry): {exc}")
+            return
         entry: dict[str, Any] = (
             {"commit": candidate.commit.sha, "rejected": outcome}
             if isinstance(outcome, str)

@@ -33,7 +33,7 @@ from pytest_tebench.run.jdk import discover_jdks
 from pytest_tebench.run.mavendist import ensure_maven
 
 #: Lines of combined output kept for the report and for failure diagnosis.
-DEFAULT_TAIL_LINES = 200
+DEFAULT_TAIL_LINES = 1000
 #: Seconds between SIGTERM and SIGKILL when a step is stopped.
 KILL_GRACE = 5.0
 #: Variables dropped from the inherited environment (a step may set them again).

@@ -10,8 +10,6 @@ a cache directory, once, under a file lock shared by parallel workers.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
 import re
@@ -21,10 +19,10 @@ import tempfile
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from pathlib import Path
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.locking import file_lock
 
 #: The Maven that builds needing 3.9 get; 3.9.9 is the newest 3.9.x known to run every
 #: benchmark parent.
@@ -81,18 +79,6 @@ def required_maven_version(pom: Path) -> str:
         if text and not text.startswith("$") and _version_tuple(text) >= (3, 9):
             return MAVEN_39
     return ""
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Exclusive ``flock`` on ``path`` (created if needed), released on exit or process death."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def maven_home(version: str, cache_dir: Path) -> Path:

@@ -126,7 +126,9 @@ def diagnose_build(output: str, exit_code: int | None) -> Diagnosis:
     infrastructure = _infrastructure_line(log)
     if infrastructure is not None:
         return Diagnosis(BUILD_ERROR, infrastructure, compile_done=started_tests)
-    if "COMPILATION ERROR" in log or "Compilation failure" in log:
+    # Maven 3.9 repeats every javac error after the failing goal line, so with hundreds of errors
+    # the tail may hold neither the goal nor the header: javac's own error lines still tell.
+    if "COMPILATION ERROR" in log or "Compilation failure" in log or _JAVAC_ERROR.search(log):
         kind = _compile_kind_from_paths(log)
         if kind is not None:
             return Diagnosis(

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_tebench.locking import file_lock
 from pytest_tebench.run import mavenlog
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
@@ -31,7 +32,6 @@ from pytest_tebench.run.jacoco import project_includes
 from pytest_tebench.run.maven import compile_step
 from pytest_tebench.run.maven import resolve_artifact_step
 from pytest_tebench.run.maven import selection_step
-from pytest_tebench.run.mavendist import file_lock
 from pytest_tebench.run.surefire import TestId
 from pytest_tebench.run.testrun import RunSettings
 from pytest_tebench.run.testrun import remove_stale_outputs
