@@ -19,9 +19,10 @@ demo: $(BIN)/.installed
 		--tebench-report=tebench-report.json --junitxml=tebench-junit.xml
 
 test: $(BIN)/.installed
-	@# Docker tests need an engine; on a machine where we are root this installs and starts one.
-	-@scripts/ensure-docker
-	$(BIN)/pytest -n $(PYTEST_WORKERS) tests
+	@# Docker tests need an engine and the sandbox image; where we are root this installs and
+	@# starts the engine, and the image is built once (reused while its recipe is unchanged).
+	-@scripts/ensure-docker && $(BIN)/tebench image ensure
+	$(BIN)/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider tests
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check pytest_tebench tests bench

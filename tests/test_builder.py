@@ -54,7 +54,7 @@ def test_static_filter_reasons(make_history: Callable[[str], History]) -> None:
             MAIN: commented.replace("b + a", "a + b"),
             TEST: _more_test_lines(6).replace("check(0)", "check(-1)"),
         },
-    ) == ("2 changed test lines (outside 5-200)")
+    ) == ("changed test lines outside 5-200 (2)")
     many = {f"src/main/java/p/F{i}.java": f"class F{i} {{ void f() {{ }} }}\n" for i in range(21)}
     assert _reason(h, {**many, TEST: _more_test_lines(12)}) == "more than 20 changed files (22)"
     assert _reason(h, {MAIN: CALC.replace("a + b", "a - b"), TEST: _more_test_lines(20)}) == "candidate"
@@ -95,7 +95,7 @@ def test_rebuilding_the_demo_gives_the_shipped_dataset_and_resumes(tmp_path: Pat
     assert out.read_bytes() == demo_dataset_path().read_bytes()
     rejections = json.loads(out.with_name("dataset.jsonl.rejections.json").read_text())
     assert rejections["counts"] == {
-        "1 changed test lines": 1,
+        "changed test lines outside 5-200": 1,
         "gold's changed tests fail on V0": 1,
         "no change under src/test": 1,
         "no production method-body change under src/main": 1,

@@ -141,7 +141,7 @@ def static_check(repo_dir: Path, commit: Commit, project: str, repo: str) -> Can
         return "no production method-body change under src/main"
     test_lines = _nonblank_changed_lines(repo_dir, base, head, test_paths)
     if not MIN_TEST_LINES <= test_lines <= MAX_TEST_LINES:
-        return f"{test_lines} changed test lines (outside {MIN_TEST_LINES}-{MAX_TEST_LINES})"
+        return f"changed test lines outside {MIN_TEST_LINES}-{MAX_TEST_LINES} ({test_lines})"
 
     def patch(selected: list[str]) -> str:
         if not selected:
