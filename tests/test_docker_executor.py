@@ -462,3 +462,15 @@ def test_step_maven_version_is_mounted_from_the_host_cache(
     assert result.ok, result.output
     assert "Apache Maven 3.9.9" in result.output
     assert result.extra["maven"] == "/opt/maven/bin/mvn"
+
+
+def test_phase_marker_moves_the_deadline(executor: DockerExecutor, workspace: Path, maven_repo: Path) -> None:
+    # the step's limit is 30 s, but 1 s after the marker shows up the container is killed
+    started = time.monotonic()
+    result = _sh(
+        executor, workspace, maven_repo, "sleep 1; echo 'phase T E S T S begins'; sleep 60",
+        timeout=30, phase_marker="T E S T S", phase_timeout=1.0,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert result.timed_out
+    assert elapsed < 15

@@ -140,3 +140,28 @@ def test_java_step_uses_chosen_jdk(workspace: Path) -> None:
     assert result.ok
     assert 'version "17' in result.output
     assert result.argv[0] == os.path.join(result.runtime, "bin", "java")
+
+
+@pytest.mark.parametrize(
+    ("script", "low", "high"),
+    [
+        # before the marker the step's own limit (4 s) applies
+        ("sleep 30", 3.5, 8),
+        # the marker at ~1 s gives 1.5 s more: killed at ~2.5 s, long before the 20 s limit
+        ("sleep 1; echo 'phase T E S T S begins'; sleep 30", 2.0, 6),
+        # a marker only extends: the step ends normally when the command does
+        ("echo 'T E S T S'; sleep 5; echo done", 4.5, 9),
+    ],
+)
+def test_phase_marker_moves_the_deadline(
+    fake_jdk: Path, workspace: Path, script: str, low: float, high: float
+) -> None:
+    timeout = 20.0 if "echo" in script else 4.0
+    step = sh(
+        script, timeout=timeout, phase_marker="T E S T S", phase_timeout=1.5 if "begins" in script else 10.0
+    )
+    started = time.monotonic()
+    result = LocalExecutor(jdks={17: fake_jdk}).run(workspace, step, maven_repo=workspace)
+    elapsed = time.monotonic() - started
+    assert low < elapsed < high
+    assert result.timed_out is ("done" not in script)

@@ -30,6 +30,7 @@ import contextlib
 import os
 import re
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterable
@@ -45,6 +46,7 @@ import docker.types
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run import docker_image
 from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
 from pytest_tebench.run.local import DEFAULT_TAIL_LINES
@@ -248,6 +250,17 @@ def cleanup_stale(client: Any) -> list[str]:
     return removed
 
 
+def _follow(container: Any, clock: PhaseClock) -> None:
+    """Feed the container's output to the clock until the container is gone (own thread)."""
+    with contextlib.suppress(Exception):  # the stream simply ends when the container is removed
+        pending = ""
+        for chunk in container.logs(stream=True, follow=True):
+            pending += chunk.decode("utf-8", errors="replace")
+            *lines, pending = pending.split("\n")
+            for line in lines:
+                clock.feed(line)
+
+
 # --------------------------------------------------------------------------- executor
 
 
@@ -443,15 +456,11 @@ class DockerExecutor:
             extra["container"] = str(container.name)
             started = time.monotonic()
             container.start()
-            try:
-                status = container.wait(timeout=step.timeout)
-                exit_code = int(status.get("StatusCode", -1))
-            except OSError as exc:
-                # The SDK's wait timeout surfaces as requests' ReadTimeout/ConnectionError, both
-                # OSErrors. Only one that comes at the deadline is the step's timeout.
-                if time.monotonic() - started < step.timeout - 1:
-                    raise HarnessError(f"lost the Docker engine during step {step.name}: {exc}") from exc
-                timed_out = True
+            clock = PhaseClock(step, started)
+            if step.phase_marker:
+                threading.Thread(target=_follow, args=(container, clock), daemon=True).start()
+            exit_code, timed_out = self._wait(container, step, clock)
+            if timed_out:
                 with contextlib.suppress(docker.errors.APIError):  # it may have exited just now
                     container.kill()
             duration = time.monotonic() - started
@@ -479,6 +488,25 @@ class DockerExecutor:
             runtime=runtime,
             extra=extra,
         )
+
+    @staticmethod
+    def _wait(container: Any, step: BuildStep, clock: PhaseClock) -> tuple[int | None, bool]:
+        """Wait for the container in slices (the phase marker may move the deadline); return
+        ``(exit code, timed out)``."""
+        while True:
+            remaining = clock.remaining()
+            if remaining <= 0:
+                return None, True
+            window = min(remaining, 5.0)
+            asked = time.monotonic()
+            try:
+                status = container.wait(timeout=window)
+                return int(status.get("StatusCode", -1)), False
+            except OSError as exc:
+                # The SDK's wait timeout surfaces as requests' ReadTimeout/ConnectionError, both
+                # OSErrors; one that comes long before the window ends is a lost engine.
+                if time.monotonic() - asked < window - 1:
+                    raise HarnessError(f"lost the Docker engine during step {step.name}: {exc}") from exc
 
     def _hand_over(self, workspace: Path, maven_repo: Path, step: BuildStep) -> Any:
         """Make the mounts writable for the container user; return the undo for the workspace.

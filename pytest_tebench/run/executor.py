@@ -8,6 +8,7 @@ executor runs them and returns :class:`StepResult` values. Executors are chosen 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
@@ -40,6 +41,29 @@ class BuildStep:
     #: Maven version the step needs when ``argv[0]`` is ``mvn`` (e.g. ``"3.9.9"``); ``""`` means the
     #: executor's own Maven. Executors resolve it (LocalExecutor downloads it once into a cache).
     maven_version: str = ""
+    #: A second phase inside the same launch: once an output line contains ``phase_marker``, the
+    #: step may run ``phase_timeout`` seconds more from that moment, whatever ``timeout`` says.
+    #: The one-launch ``mvn test`` uses it: the compile limit until Surefire starts, then the test limit.
+    phase_marker: str = ""
+    phase_timeout: float = 0.0
+
+
+class PhaseClock:
+    """The deadline of a running step, moved once when its phase marker shows up in the output."""
+
+    def __init__(self, step: BuildStep, started: float) -> None:
+        self.step = step
+        self.deadline = started + step.timeout
+        self.switched = False
+
+    def feed(self, line: str) -> None:
+        """Called with each output line (from the thread that reads the output)."""
+        if not self.switched and self.step.phase_marker and self.step.phase_marker in line:
+            self.switched = True
+            self.deadline = time.monotonic() + self.step.phase_timeout
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
 
 
 @dataclass

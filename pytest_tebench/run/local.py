@@ -26,6 +26,7 @@ from typing import IO
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
 from pytest_tebench.run.jdk import JdkInstall
@@ -130,11 +131,18 @@ class LocalExecutor:
         except OSError as exc:
             raise HarnessError(f"cannot start {argv[0]}: {exc}") from exc
         assert process.stdout is not None
-        reader = threading.Thread(target=_pump, args=(process.stdout, tail), daemon=True)
+        clock = PhaseClock(step, started)
+        reader = threading.Thread(target=_pump, args=(process.stdout, tail, clock), daemon=True)
         reader.start()
         timed_out = False
         try:
-            process.wait(timeout=step.timeout)
+            # the deadline may move (phase marker), so wait in slices
+            while process.poll() is None:
+                remaining = clock.remaining()
+                if remaining <= 0:
+                    raise subprocess.TimeoutExpired(argv, step.timeout)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=min(remaining, 0.5))
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(process, graceful=True)
@@ -161,9 +169,11 @@ class LocalExecutor:
         """Nothing to release: every step's processes are gone when :meth:`run` returns."""
 
 
-def _pump(stream: IO[bytes], tail: deque[str]) -> None:
+def _pump(stream: IO[bytes], tail: deque[str], clock: PhaseClock) -> None:
     for raw in iter(stream.readline, b""):
-        tail.append(raw.decode("utf-8", errors="replace"))
+        line = raw.decode("utf-8", errors="replace")
+        tail.append(line)
+        clock.feed(line)
     stream.close()
 
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,8 @@ COMPILE_ERROR = mavenlog.COMPILE_ERROR
 TEST_COMPILE_ERROR = mavenlog.TEST_COMPILE_ERROR
 BUILD_ERROR = mavenlog.BUILD_ERROR
 REPORTS_DIR = "target/surefire-reports"
+#: Surefire's banner before it runs tests (Maven 3.8 and 3.9 alike): the test phase starts here.
+SUREFIRE_STARTS = "T E S T S"
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class RunSettings:
     #: Extra Maven arguments for every Maven step (e.g. ``-Dnet.bytebuddy.experimental=true``).
     extra_args: tuple[str, ...] = ()
     #: ``mvn test-compile`` and ``mvn test`` as two launches (own timeouts and timings) instead of
-    #: one ``mvn test`` whose timeout is ``compile_timeout + test_timeout``. Costs a launch.
+    #: one ``mvn test`` (compile limit until Surefire starts, then the test limit). Costs a launch.
     split_launches: bool = False
 
 
@@ -213,19 +216,21 @@ class _Run:
             remove_stale_outputs(self.workspace, whole_target=False)
             timeout, name = settings.test_timeout, "test"
         else:
-            timeout, name = settings.compile_timeout + settings.test_timeout, "compile+test"
-        tested = self.step(
-            selection_step(
-                self.chosen,
-                java_version=settings.java_version,
-                timeout=timeout,
-                includes=includes,
-                offline=settings.offline,
-                maven_version=settings.maven_version,
-                extra_args=settings.extra_args,
-                name=name,
-            )
+            # one launch, two limits: the compile limit until Surefire starts, then the test limit
+            timeout, name = settings.compile_timeout, "compile+test"
+        step = selection_step(
+            self.chosen,
+            java_version=settings.java_version,
+            timeout=timeout,
+            includes=includes,
+            offline=settings.offline,
+            maven_version=settings.maven_version,
+            extra_args=settings.extra_args,
+            name=name,
         )
+        if name == "compile+test":
+            step = replace(step, phase_marker=SUREFIRE_STARTS, phase_timeout=settings.test_timeout)
+        tested = self.step(step)
         outcomes = outcomes_for(self.chosen, read_reports(self.workspace / REPORTS_DIR))
         if tested.timed_out:
             phase = "test" if name == "test" else mavenlog.phase_at_end(tested.output)
