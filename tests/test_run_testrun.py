@@ -92,7 +92,12 @@ def test_one_launch_argv_env_and_stale_cleanup(workspace: Path, settings: RunSet
     (step,) = executor.seen
     assert step.argv[-2:] == ("-Dtest=p.ATest#a+b", "test")
     assert "-o" in step.argv and step.java_version == 11 and step.env == ()
-    assert step.timeout == settings.compile_timeout + settings.test_timeout
+    # the compile limit until Surefire's banner, then the test limit
+    assert (step.timeout, step.phase_marker, step.phase_timeout) == (
+        settings.compile_timeout,
+        "T E S T S",
+        settings.test_timeout,
+    )
     json.dumps(run.to_dict())  # plain data all the way down
 
 
