@@ -176,19 +176,22 @@ def _fraction(value: str) -> float:
     return number
 
 
-def _seconds(value: str) -> float:
+def _positive(value: str, what: str) -> float:
     try:
         number = float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number of {what}: {value!r}") from None
     if number <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {value}")
     return number
 
 
+def _seconds(value: str) -> float:
+    return _positive(value, "seconds")
+
+
 def _cpus(value: str) -> float:
-    number = _seconds(value)
-    return number
+    return _positive(value, "CPUs")
 
 
 def _jdk(value: str) -> str:

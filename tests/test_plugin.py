@@ -241,3 +241,28 @@ def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--tebench-predictions=nope.jsonl")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--tebench-predictions: file not found: nope.jsonl*"])
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--tebench-timeout-test=-3", "--tebench-timeout-test: must be positive, got -3"),
+        ("--tebench-timeout-compile=soon", "--tebench-timeout-compile: not a number of seconds: 'soon'"),
+        ("--tebench-docker-cpus=many", "--tebench-docker-cpus: not a number of CPUs: 'many'"),
+        (
+            "--tebench-docker-memory=lots",
+            "--tebench-docker-memory: not a memory size like 4g or 512m: 'lots'",
+        ),
+        ("--tebench-jdk=seventeen", "--tebench-jdk: not a JDK feature version or directory: 'seventeen'"),
+        ("--tebench-maven=3.9", "--tebench-maven: not a Maven version like 3.9.9: '3.9'"),
+        ("--tebench-scoring=median", "--tebench-scoring: invalid choice: 'median'*"),
+        (
+            "--tebench-repo-url=https://example.invalid/x.git",
+            "--tebench-repo-url: the URL template must contain {repo}",
+        ),
+    ],
+)
+def test_option_values_are_validated(pytester: pytest.Pytester, option: str, message: str) -> None:
+    result = pytester.runpytest("--tebench-predictions=gold", option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 from typing import Protocol
@@ -70,7 +69,6 @@ class EvalContext:
     update: UpdateSettings | None = None
     #: Returns the process's executor, created on first use (Docker clients are not free).
     executor: Callable[[], Executor] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Prepared(Protocol):
