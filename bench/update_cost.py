@@ -13,14 +13,17 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.tebench import TebenchAdapter
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.run.jacoco import AGENT_JAR
@@ -53,22 +56,22 @@ def main() -> None:
     shutil.rmtree(warm.cache_dir, ignore_errors=True)
 
     # -- 2. first vs second prediction (fresh cache: gold is built by the first) ------------
+    def evaluate(prediction: Prediction, ctx: EvalContext) -> dict[str, Any]:
+        """prepare + evaluate + cleanup: what one item costs."""
+        prepared = adapter.prepare(instance, ctx)
+        try:
+            return adapter.evaluate(instance, prepared, prediction, ctx)
+        finally:
+            adapter.cleanup(prepared, ctx)
+
     firsts, seconds = [], []
     for _ in range(args.rounds):
         ctx = context(executor)
         first_pred = Prediction(args.instance, "first", gold_patch, "bench")
         second_pred = Prediction(args.instance, "second", other_patch, "bench")
-
-        def evaluate(prediction: Prediction, ctx: object = ctx) -> dict[str, object]:
-            prepared = adapter.prepare(instance, ctx)  # type: ignore[arg-type]
-            try:
-                return adapter.evaluate(instance, prepared, prediction, ctx)  # type: ignore[arg-type]
-            finally:
-                adapter.cleanup(prepared, ctx)  # type: ignore[arg-type]
-
-        _, first = timed(lambda first_pred=first_pred: evaluate(first_pred))
-        record, second = timed(lambda second_pred=second_pred: evaluate(second_pred))
-        assert record["update"]["gold"]["cache"] == "hit"  # type: ignore[index]
+        _, first = timed(functools.partial(evaluate, first_pred, ctx))
+        record, second = timed(functools.partial(evaluate, second_pred, ctx))
+        assert record["update"]["gold"]["cache"] == "hit"
         firsts.append(first)
         seconds.append(second)
         shutil.rmtree(ctx.cache_dir, ignore_errors=True)
@@ -79,7 +82,7 @@ def main() -> None:
     workspace = prepared.workspace
     harness_times, bare_times = [], []
     record = adapter.evaluate(instance, prepared, Prediction(args.instance, "m", gold_patch, "bench"), ctx)
-    selection = ",".join(record["update"]["selection"])  # type: ignore[index]
+    selection = ",".join(record["update"]["selection"])
     workspace.checkout("prediction")
     includes = ":".join(f"{p}.*" for p in project_includes(workspace.path))
     agent = (
