@@ -29,6 +29,7 @@ from pytest_tebench.java.parser import parse_java
 from pytest_tebench.locking import file_lock
 from pytest_tebench.metrics.identification import TestChanges
 from pytest_tebench.metrics.identification import TestMethodChange
+from pytest_tebench.metrics.identification import key_in_old_naming
 from pytest_tebench.metrics.update import ChangedMethod
 from pytest_tebench.metrics.update import CoverageOverlap
 from pytest_tebench.metrics.update import changed_production_methods
@@ -333,19 +334,14 @@ def _versions(
         old = parse_java(old_text) if old_text is not None else None
         overloaded = overloaded_names(*(f for f in (old, parsed) if f is not None))
         result[path] = {
-            _old_key(identity_key(m, overloaded), where, path): (m.binary_class_name, m.name, m.tokens)
+            key_in_old_naming(identity_key(m, overloaded), path, where): (
+                m.binary_class_name,
+                m.name,
+                m.tokens,
+            )
             for m in parsed.test_methods()
         }
     return result
-
-
-def _old_key(key: str, new_path: str, old_path: str) -> str:
-    new_stem, old_stem = Path(new_path).stem, Path(old_path).stem
-    if new_stem != old_stem:
-        for separator in ("$", "#"):
-            if key.startswith(new_stem + separator):
-                return old_stem + key[len(new_stem) :]
-    return key
 
 
 # -- cache ----------------------------------------------------------------------------------

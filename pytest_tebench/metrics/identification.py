@@ -83,12 +83,12 @@ def test_changes(files: Iterable[FileChange]) -> TestChanges:
 
 
 def _file_changes(change: FileChange, old: JavaFile | None, new: JavaFile | None) -> list[TestMethodChange]:
-    rename = _top_level_rename(change)
     overloaded = overloaded_names(*(f for f in (old, new) if f is not None))
-    overloaded |= {_renamed(k, rename) for k in overloaded}
+    overloaded |= {key_in_old_naming(k, change.old_path, change.new_path) for k in overloaded}
     old_tests = {identity_key(m, overloaded): m for m in (old.test_methods() if old else ())}
     new_tests = {
-        _renamed(identity_key(m, overloaded), rename): m for m in (new.test_methods() if new else ())
+        key_in_old_naming(identity_key(m, overloaded), change.old_path, change.new_path): m
+        for m in (new.test_methods() if new else ())
     }
     either = new or old
     package = either.package if either is not None else ""
@@ -106,19 +106,14 @@ def _file_changes(change: FileChange, old: JavaFile | None, new: JavaFile | None
     return result
 
 
-def _top_level_rename(change: FileChange) -> tuple[str, str] | None:
-    """``(new_stem, old_stem)`` when a renamed file's public class was renamed with it."""
-    if change.old_path is None or change.new_path is None or change.old_path == change.new_path:
-        return None
-    old_stem, new_stem = PurePosixPath(change.old_path).stem, PurePosixPath(change.new_path).stem
-    return (new_stem, old_stem) if old_stem != new_stem else None
-
-
-def _renamed(key: str, rename: tuple[str, str] | None) -> str:
-    if rename is None:
+def key_in_old_naming(key: str, old_path: str | None, new_path: str | None) -> str:
+    """``key`` of a method in ``new_path``, written with the class name it had in ``old_path``:
+    a renamed test file whose public class was renamed with it keeps its methods' identities."""
+    if old_path is None or new_path is None:
         return key
-    new_stem, old_stem = rename
-    for separator in ("$", "#"):
-        if key.startswith(new_stem + separator):
-            return old_stem + key[len(new_stem) :]
+    old_stem, new_stem = PurePosixPath(old_path).stem, PurePosixPath(new_path).stem
+    if old_stem != new_stem:
+        for separator in ("$", "#"):
+            if key.startswith(new_stem + separator):
+                return old_stem + key[len(new_stem) :]
     return key
