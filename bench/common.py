@@ -13,7 +13,7 @@ from typing import TypeVar
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.base import UpdateSettings
-from pytest_tebench.benchmarks.tebench import TebenchAdapter
+from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.demo import DEMO_REPO
 from pytest_tebench.demo import build_demo_mirror
 from pytest_tebench.instance.datasets import load_records

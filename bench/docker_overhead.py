@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pytest_tebench.benchmarks.tebench import TebenchAdapter
+from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executors import ExecutorOptions

@@ -24,11 +24,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pytest_tebench.benchmarks.base import EvalContext
-from pytest_tebench.benchmarks.tebench import TebenchAdapter
+from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.instance.predictions import Prediction
-from pytest_tebench.run.jacoco import AGENT_JAR
-from pytest_tebench.run.jacoco import project_includes
 from pytest_tebench.run.local import LocalExecutor
+from pytest_tebench.run.maven.jacoco import AGENT_JAR
+from pytest_tebench.run.maven.jacoco import project_includes
 
 from common import MAVEN_REPO
 from common import context

@@ -35,9 +35,9 @@ def _add_executor_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from pytest_tebench.instance.builder import BuildConfig
-    from pytest_tebench.instance.builder import build
-    from pytest_tebench.instance.builder import write_dataset
+    from pytest_tebench.benchmarks.tebench.builder import BuildConfig
+    from pytest_tebench.benchmarks.tebench.builder import build
+    from pytest_tebench.benchmarks.tebench.builder import write_dataset
     from pytest_tebench.run.executors import ExecutorOptions
     from pytest_tebench.run.executors import choose_java_version
     from pytest_tebench.run.executors import create_executor
@@ -83,8 +83,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from pytest_tebench.instance.export import ExportConfig
-    from pytest_tebench.instance.export import export
+    from pytest_tebench.benchmarks.tebench.export import ExportConfig
+    from pytest_tebench.benchmarks.tebench.export import export
 
     config = ExportConfig(
         dataset=args.dataset,
@@ -104,8 +104,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from pytest_tebench.instance.collect import collect
-    from pytest_tebench.instance.collect import write_predictions
+    from pytest_tebench.benchmarks.tebench.collect import collect
+    from pytest_tebench.benchmarks.tebench.collect import write_predictions
 
     result = collect(Path(args.dir), args.model)
     write_predictions(result.predictions, Path(args.out))

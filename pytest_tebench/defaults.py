@@ -32,7 +32,7 @@ from pytest_tebench.run.executors import create_executor
 @pytest.hookimpl(trylast=True)
 def pytest_tebench_make_benchmark(config: pytest.Config, name: str) -> BenchmarkAdapter | None:
     if name == "tebench":
-        from pytest_tebench.benchmarks.tebench import TebenchAdapter
+        from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 
         return TebenchAdapter()
     return None

@@ -23,6 +23,7 @@ from pytest_tebench.benchmarks.base import BenchmarkAdapter
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.base import UpdateSettings
+from pytest_tebench.benchmarks.tebench.aggregate import check_thresholds
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import TebenchError
 from pytest_tebench.instance.datasets import load_records
@@ -30,7 +31,6 @@ from pytest_tebench.instance.predictions import GOLD
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.instance.predictions import gold_predictions
 from pytest_tebench.instance.predictions import load_predictions
-from pytest_tebench.metrics.aggregate import check_thresholds
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.workspace.repos import RepositoryStore
 

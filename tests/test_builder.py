@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tebench.instance.builder import list_commits
-from pytest_tebench.instance.builder import static_check
+from pytest_tebench.benchmarks.tebench.builder import list_commits
+from pytest_tebench.benchmarks.tebench.builder import static_check
 
 from conftest import TEST_MAVEN_REPO
 from conftest import History

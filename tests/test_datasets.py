@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pytest_tebench.benchmarks.tebench import TebenchAdapter
+from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.datasets import load_records
 

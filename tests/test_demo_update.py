@@ -185,11 +185,11 @@ def test_empty_and_unapplicable_predictions_score_zero_but_count(demo_run: DemoR
 def test_gold_that_fails_on_v0_is_an_invalid_instance(
     demo_run: DemoRun, pytester: pytest.Pytester, make_history: Any
 ) -> None:
+    from pytest_tebench.benchmarks.tebench.builder import list_commits
+    from pytest_tebench.benchmarks.tebench.builder import static_check
     from pytest_tebench.demo import DEMO_COMMITS
     from pytest_tebench.demo import DEMO_REPO
     from pytest_tebench.demo import build_demo_mirror
-    from pytest_tebench.instance.builder import list_commits
-    from pytest_tebench.instance.builder import static_check
 
     mirror = build_demo_mirror(pytester.path / "mirror.git")
     r4 = next(

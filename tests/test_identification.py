@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_tebench.metrics.identification import test_changes as changes_of
+from pytest_tebench.benchmarks.tebench.identification import test_changes as changes_of
 from pytest_tebench.workspace.checkout import FileChange
 
 P = "src/test/java/p/WrapTest.java"

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_tebench.metrics.aggregate import check_thresholds
-from pytest_tebench.metrics.aggregate import dedupe_records
-from pytest_tebench.metrics.aggregate import summarise
+from pytest_tebench.benchmarks.tebench.aggregate import check_thresholds
+from pytest_tebench.benchmarks.tebench.aggregate import dedupe_records
+from pytest_tebench.benchmarks.tebench.aggregate import summarise
 from pytest_tebench.metrics.scores import empty_scores
 from pytest_tebench.metrics.scores import mean
 from pytest_tebench.metrics.scores import prf

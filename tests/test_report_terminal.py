@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_tebench.report.terminal import format_counts_line
-from pytest_tebench.report.terminal import format_identification_table
-from pytest_tebench.report.terminal import format_model_summary
-from pytest_tebench.report.terminal import format_update_table
-from pytest_tebench.report.terminal import percent
+from pytest_tebench.benchmarks.tebench.terminal import format_counts_line
+from pytest_tebench.benchmarks.tebench.terminal import format_identification_table
+from pytest_tebench.benchmarks.tebench.terminal import format_model_summary
+from pytest_tebench.benchmarks.tebench.terminal import format_update_table
+from pytest_tebench.benchmarks.tebench.terminal import percent
 
 NULL_GROUP = {"precision": None, "recall": None, "f1": None, "tp": None, "fp": None, "fn": None, "items": 0}
 

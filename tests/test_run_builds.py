@@ -16,20 +16,20 @@ from pathlib import Path
 import pytest
 
 from pytest_tebench.run.executor import BuildStep
-from pytest_tebench.run.jacoco import LineCoverage
-from pytest_tebench.run.jdk import choose_jdk
-from pytest_tebench.run.jdk import detect_java_level
-from pytest_tebench.run.jdk import discover_jdks
 from pytest_tebench.run.local import LocalExecutor
-from pytest_tebench.run.mavendist import ensure_maven
-from pytest_tebench.run.surefire import FAILED
-from pytest_tebench.run.surefire import NOT_RUN
-from pytest_tebench.run.surefire import PASSED
-from pytest_tebench.run.surefire import TestId
-from pytest_tebench.run.testrun import RunSettings
-from pytest_tebench.run.testrun import SelectionRun
-from pytest_tebench.run.testrun import run_selection
-from pytest_tebench.run.warmup import warm_up
+from pytest_tebench.run.maven.dist import ensure_maven
+from pytest_tebench.run.maven.jacoco import LineCoverage
+from pytest_tebench.run.maven.jdk import choose_jdk
+from pytest_tebench.run.maven.jdk import detect_java_level
+from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.run.maven.surefire import FAILED
+from pytest_tebench.run.maven.surefire import NOT_RUN
+from pytest_tebench.run.maven.surefire import PASSED
+from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.testrun import RunSettings
+from pytest_tebench.run.maven.testrun import SelectionRun
+from pytest_tebench.run.maven.testrun import run_selection
+from pytest_tebench.run.maven.warmup import warm_up
 
 from conftest import TEST_MAVEN_REPO
 
@@ -294,7 +294,7 @@ abstract class AbstractClampTestCase {{
 def test_methods_of_abstract_test_classes_run_through_their_subclasses(
     executor: LocalExecutor, settings: RunSettings, copy: Copy
 ) -> None:
-    from pytest_tebench.run.selection import run_inherited
+    from pytest_tebench.run.maven.selection import run_inherited
 
     workspace = copy("abstract")
     tests = workspace / "src/test/java/org/tebench/textkit"

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from pytest_tebench.errors import HarnessError
-from pytest_tebench.run.jacoco import CoverageReport
-from pytest_tebench.run.jacoco import LineCoverage
-from pytest_tebench.run.jacoco import MethodInfo
-from pytest_tebench.run.jacoco import agent_option
-from pytest_tebench.run.jacoco import check_agent_paths
-from pytest_tebench.run.jacoco import parse_report
-from pytest_tebench.run.jacoco import project_includes
-from pytest_tebench.run.jacoco import report_step
+from pytest_tebench.run.maven.jacoco import CoverageReport
+from pytest_tebench.run.maven.jacoco import LineCoverage
+from pytest_tebench.run.maven.jacoco import MethodInfo
+from pytest_tebench.run.maven.jacoco import agent_option
+from pytest_tebench.run.maven.jacoco import check_agent_paths
+from pytest_tebench.run.maven.jacoco import parse_report
+from pytest_tebench.run.maven.jacoco import project_includes
+from pytest_tebench.run.maven.jacoco import report_step
 
 REPORT = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" "report.dtd">

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from pytest_tebench.errors import HarnessError
-from pytest_tebench.run.jdk import JdkInstall
-from pytest_tebench.run.jdk import choose_jdk
-from pytest_tebench.run.jdk import detect_java_level
-from pytest_tebench.run.jdk import discover_jdks
-from pytest_tebench.run.jdk import min_supported_level
-from pytest_tebench.run.jdk import parse_java_version
-from pytest_tebench.run.jdk import read_jdk
+from pytest_tebench.run.maven.jdk import JdkInstall
+from pytest_tebench.run.maven.jdk import choose_jdk
+from pytest_tebench.run.maven.jdk import detect_java_level
+from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.run.maven.jdk import min_supported_level
+from pytest_tebench.run.maven.jdk import parse_java_version
+from pytest_tebench.run.maven.jdk import read_jdk
 
 
 def make_jdk(home: Path, java_version: str, *, javac: bool = True) -> Path:

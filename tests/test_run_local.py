@@ -12,9 +12,9 @@ import pytest
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run.executor import BuildStep
-from pytest_tebench.run.jdk import discover_jdks
 from pytest_tebench.run.local import KILL_GRACE
 from pytest_tebench.run.local import LocalExecutor
+from pytest_tebench.run.maven.jdk import discover_jdks
 
 
 @pytest.fixture

@@ -7,19 +7,19 @@ from pathlib import Path
 import pytest
 
 from pytest_tebench.errors import HarnessError
-from pytest_tebench.run import mavenlog
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import expand_placeholders
-from pytest_tebench.run.maven import SKIP_FLAGS
-from pytest_tebench.run.maven import WARMUP_SELECTOR
-from pytest_tebench.run.maven import compile_step
-from pytest_tebench.run.maven import resolve_artifact_step
-from pytest_tebench.run.maven import selection_step
-from pytest_tebench.run.maven import selectors
-from pytest_tebench.run.mavendist import MAVEN_39
-from pytest_tebench.run.mavendist import ensure_maven
-from pytest_tebench.run.mavendist import required_maven_version
-from pytest_tebench.run.surefire import TestId
+from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.run.maven.dist import MAVEN_39
+from pytest_tebench.run.maven.dist import ensure_maven
+from pytest_tebench.run.maven.dist import required_maven_version
+from pytest_tebench.run.maven.steps import SKIP_FLAGS
+from pytest_tebench.run.maven.steps import WARMUP_SELECTOR
+from pytest_tebench.run.maven.steps import compile_step
+from pytest_tebench.run.maven.steps import resolve_artifact_step
+from pytest_tebench.run.maven.steps import selection_step
+from pytest_tebench.run.maven.steps import selectors
+from pytest_tebench.run.maven.surefire import TestId
 
 
 def test_selectors_grouped_sorted_binary_names() -> None:

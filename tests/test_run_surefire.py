@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 
 from pytest_tebench.errors import HarnessError
-from pytest_tebench.run.surefire import ERROR
-from pytest_tebench.run.surefire import FAILED
-from pytest_tebench.run.surefire import NOT_RUN
-from pytest_tebench.run.surefire import PASSED
-from pytest_tebench.run.surefire import SKIPPED
-from pytest_tebench.run.surefire import CaseResult
-from pytest_tebench.run.surefire import TestId
-from pytest_tebench.run.surefire import aggregate
-from pytest_tebench.run.surefire import method_of
-from pytest_tebench.run.surefire import outcomes_for
-from pytest_tebench.run.surefire import read_reports
+from pytest_tebench.run.maven.surefire import ERROR
+from pytest_tebench.run.maven.surefire import FAILED
+from pytest_tebench.run.maven.surefire import NOT_RUN
+from pytest_tebench.run.maven.surefire import PASSED
+from pytest_tebench.run.maven.surefire import SKIPPED
+from pytest_tebench.run.maven.surefire import CaseResult
+from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.surefire import aggregate
+from pytest_tebench.run.maven.surefire import method_of
+from pytest_tebench.run.maven.surefire import outcomes_for
+from pytest_tebench.run.maven.surefire import read_reports
 
 PKG = "org.tebench.textkit"
 

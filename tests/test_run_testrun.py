@@ -14,18 +14,18 @@ import pytest
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
-from pytest_tebench.run.jacoco import AGENT_JAR
-from pytest_tebench.run.jacoco import CLI_JAR
-from pytest_tebench.run.jacoco import EXEC_FILE
-from pytest_tebench.run.jacoco import XML_FILE
-from pytest_tebench.run.maven import WARMUP_SELECTOR
-from pytest_tebench.run.surefire import ERROR
-from pytest_tebench.run.surefire import NOT_RUN
-from pytest_tebench.run.surefire import PASSED
-from pytest_tebench.run.surefire import TestId
-from pytest_tebench.run.testrun import RunSettings
-from pytest_tebench.run.testrun import run_selection
-from pytest_tebench.run.warmup import warm_up
+from pytest_tebench.run.maven.jacoco import AGENT_JAR
+from pytest_tebench.run.maven.jacoco import CLI_JAR
+from pytest_tebench.run.maven.jacoco import EXEC_FILE
+from pytest_tebench.run.maven.jacoco import XML_FILE
+from pytest_tebench.run.maven.steps import WARMUP_SELECTOR
+from pytest_tebench.run.maven.surefire import ERROR
+from pytest_tebench.run.maven.surefire import NOT_RUN
+from pytest_tebench.run.maven.surefire import PASSED
+from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.testrun import RunSettings
+from pytest_tebench.run.maven.testrun import run_selection
+from pytest_tebench.run.maven.warmup import warm_up
 
 Handler = Callable[[Path, BuildStep], StepResult]
 A = TestId("p.ATest", "a")

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_tebench.metrics.aggregate import Record
-from pytest_tebench.metrics.aggregate import dedupe_records
-from pytest_tebench.metrics.aggregate import summarise
+from pytest_tebench.benchmarks.tebench.aggregate import Record
+from pytest_tebench.benchmarks.tebench.aggregate import dedupe_records
+from pytest_tebench.benchmarks.tebench.aggregate import summarise
 
 SCHEMA_VERSION = 1
 #: Decimals kept for every float in the report.

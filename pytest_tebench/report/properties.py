@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_tebench.metrics.aggregate import UPDATE_COMPONENTS
-from pytest_tebench.metrics.aggregate import Record
-from pytest_tebench.metrics.aggregate import labels_of
+from pytest_tebench.benchmarks.tebench.aggregate import UPDATE_COMPONENTS
+from pytest_tebench.benchmarks.tebench.aggregate import Record
+from pytest_tebench.benchmarks.tebench.aggregate import labels_of
 
 #: A JUnit property value: plain scalars only.
 Scalar = str | int | float | bool | None

@@ -12,13 +12,13 @@ Every :class:`~pytest_tebench.run.executor.BuildStep` gets a fresh container fro
 * a read-only root file system, size-limited tmpfs for ``/tmp`` and ``$HOME``, memory, CPU,
   process-count and file-size limits.
 
-Steps are written for either executor (``run/maven.py``). Their ``{workspace}`` and
+Steps are written for either executor (``run/maven/steps.py``). Their ``{workspace}`` and
 ``{maven_repo}`` placeholders expand to the mount points, and host paths of the workspace and
 of the Maven repository that a step spells out in ``argv`` or env values (a JaCoCo
 ``-javaagent:`` option, ``-f /host/ws/pom.xml``) are rewritten to them by :func:`translate`.
 For Maven commands the executor alone decides the local repository (:func:`with_local_repo`),
 and a step's ``maven_version`` is served by mounting the same verified distribution the local
-executor downloads (:func:`~pytest_tebench.run.mavendist.ensure_maven`).
+executor downloads (:func:`~pytest_tebench.run.maven.dist.ensure_maven`).
 
 Every container carries labels naming its run, host and owning process, so
 :func:`cleanup_stale` can remove what a killed harness left behind.
@@ -51,7 +51,7 @@ from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
 from pytest_tebench.run.local import DEFAULT_TAIL_LINES
 from pytest_tebench.run.local import default_maven_cache
-from pytest_tebench.run.mavendist import ensure_maven
+from pytest_tebench.run.maven.dist import ensure_maven
 
 #: Mount points inside the container.
 CONTAINER_WORKSPACE = docker_image.CONTAINER_WORKSPACE

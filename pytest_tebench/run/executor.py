@@ -1,7 +1,7 @@
 """The executor seam: run one build step in a workspace and say what happened.
 
 An executor knows *where* a command runs (the host, a container); it knows nothing about Maven
-or scoring. Build logic (``run/maven.py``) turns a plan into :class:`BuildStep` values, an
+or scoring. Build logic (``run/maven/steps.py``) turns a plan into :class:`BuildStep` values, an
 executor runs them and returns :class:`StepResult` values. Executors are chosen through the
 ``pytest_tebench_make_executor`` hook, so a conftest can plug in Podman or a remote builder.
 """

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run.executor import Executor
-from pytest_tebench.run.jdk import JdkInstall
-from pytest_tebench.run.jdk import choose_jdk
-from pytest_tebench.run.jdk import discover_jdks
-from pytest_tebench.run.jdk import read_jdk
+from pytest_tebench.run.maven.jdk import JdkInstall
+from pytest_tebench.run.maven.jdk import choose_jdk
+from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.run.maven.jdk import read_jdk
 
 EXECUTORS = ("local", "docker", "auto")
 

@@ -4,7 +4,7 @@ Each step runs in its own session (process group), so a timeout kills Maven *and
 forked with one ``killpg``; stragglers left behind by a step that exited normally (a daemon a
 test started) are killed the same way so they cannot hold the output pipe open. The step's
 ``java_version`` picks ``JAVA_HOME`` from discovered JDKs; ``maven_version`` fetches that Maven
-into a cache (:func:`~pytest_tebench.run.mavendist.ensure_maven`). Environment variables that
+into a cache (:func:`~pytest_tebench.run.maven.dist.ensure_maven`). Environment variables that
 would silently change a JVM or Maven (``JAVA_TOOL_OPTIONS``, ``MAVEN_ARGS``, rc files) are
 cleared so every run sees only what its step says. The host's network is not fenced: offline
 evaluation relies on Maven's ``-o``.
@@ -29,9 +29,9 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
-from pytest_tebench.run.jdk import JdkInstall
-from pytest_tebench.run.jdk import discover_jdks
-from pytest_tebench.run.mavendist import ensure_maven
+from pytest_tebench.run.maven.dist import ensure_maven
+from pytest_tebench.run.maven.jdk import JdkInstall
+from pytest_tebench.run.maven.jdk import discover_jdks
 
 #: Lines of combined output kept for the report and for failure diagnosis.
 DEFAULT_TAIL_LINES = 1000

@@ -3,7 +3,7 @@
 By default one evaluation is one Maven launch, ``mvn -o test -Dtest=...`` with the JaCoCo agent
 in ``JAVA_TOOL_OPTIONS`` (step ``compile+test``), plus a short ``java -jar`` JaCoCo CLI launch for
 the XML report. ``RunSettings(split_launches=True)`` runs ``mvn -o test-compile`` first, for
-separate timeouts and timings; :mod:`pytest_tebench.run.maven` has the measurements. An empty
+separate timeouts and timings; :mod:`pytest_tebench.run.maven.steps` has the measurements. An empty
 selection only compiles.
 
 Nothing stale is ever read: ``target/`` is removed (in Python, no ``mvn clean`` launch) before
@@ -29,25 +29,25 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tebench.errors import HarnessError
-from pytest_tebench.run import mavenlog
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
-from pytest_tebench.run.jacoco import EXEC_FILE
-from pytest_tebench.run.jacoco import XML_FILE
-from pytest_tebench.run.jacoco import CoverageReport
-from pytest_tebench.run.jacoco import check_agent_paths
-from pytest_tebench.run.jacoco import parse_report
-from pytest_tebench.run.jacoco import project_includes
-from pytest_tebench.run.jacoco import report_step
-from pytest_tebench.run.maven import compile_step
-from pytest_tebench.run.maven import selection_step
-from pytest_tebench.run.surefire import ERROR
-from pytest_tebench.run.surefire import NOT_RUN
-from pytest_tebench.run.surefire import TestId
-from pytest_tebench.run.surefire import TestOutcome
-from pytest_tebench.run.surefire import outcomes_for
-from pytest_tebench.run.surefire import read_reports
+from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.run.maven.jacoco import EXEC_FILE
+from pytest_tebench.run.maven.jacoco import XML_FILE
+from pytest_tebench.run.maven.jacoco import CoverageReport
+from pytest_tebench.run.maven.jacoco import check_agent_paths
+from pytest_tebench.run.maven.jacoco import parse_report
+from pytest_tebench.run.maven.jacoco import project_includes
+from pytest_tebench.run.maven.jacoco import report_step
+from pytest_tebench.run.maven.steps import compile_step
+from pytest_tebench.run.maven.steps import selection_step
+from pytest_tebench.run.maven.surefire import ERROR
+from pytest_tebench.run.maven.surefire import NOT_RUN
+from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.surefire import TestOutcome
+from pytest_tebench.run.maven.surefire import outcomes_for
+from pytest_tebench.run.maven.surefire import read_reports
 
 OK = "ok"
 NO_TESTS = "no_tests"
@@ -64,9 +64,9 @@ class RunSettings:
     """How to build one workspace. ``maven_repo`` is shared by all workers and read-only offline."""
 
     maven_repo: Path
-    #: JDK feature version for every step (choose it with :func:`pytest_tebench.run.jdk.choose_jdk`).
+    #: JDK feature version for every step (choose it with :func:`pytest_tebench.run.maven.jdk.choose_jdk`).
     java_version: int = 17
-    #: Maven to use (``""`` = the executor's, e.g. ``"3.9.9"`` from :mod:`~pytest_tebench.run.mavendist`).
+    #: Maven to use (``""`` = the executor's, e.g. ``"3.9.9"`` from :mod:`~pytest_tebench.run.maven.dist`).
     maven_version: str = ""
     offline: bool = True
     coverage: bool = True

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
+from pytest_tebench.benchmarks.tebench.export import METADATA_FILE
+from pytest_tebench.benchmarks.tebench.export import ExportMetadata
+from pytest_tebench.benchmarks.tebench.export import read_metadata
 from pytest_tebench.errors import InputError
 from pytest_tebench.errors import TebenchError
-from pytest_tebench.instance.export import METADATA_FILE
-from pytest_tebench.instance.export import ExportMetadata
-from pytest_tebench.instance.export import read_metadata
 from pytest_tebench.workspace.gitcmd import GitError
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_env

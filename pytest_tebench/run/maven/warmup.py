@@ -21,20 +21,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_tebench.locking import file_lock
-from pytest_tebench.run import mavenlog
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
-from pytest_tebench.run.jacoco import AGENT_ARTIFACT
-from pytest_tebench.run.jacoco import AGENT_JAR
-from pytest_tebench.run.jacoco import CLI_ARTIFACT
-from pytest_tebench.run.jacoco import CLI_JAR
-from pytest_tebench.run.jacoco import project_includes
-from pytest_tebench.run.maven import compile_step
-from pytest_tebench.run.maven import resolve_artifact_step
-from pytest_tebench.run.maven import selection_step
-from pytest_tebench.run.surefire import TestId
-from pytest_tebench.run.testrun import RunSettings
-from pytest_tebench.run.testrun import remove_stale_outputs
+from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.run.maven.jacoco import AGENT_ARTIFACT
+from pytest_tebench.run.maven.jacoco import AGENT_JAR
+from pytest_tebench.run.maven.jacoco import CLI_ARTIFACT
+from pytest_tebench.run.maven.jacoco import CLI_JAR
+from pytest_tebench.run.maven.jacoco import project_includes
+from pytest_tebench.run.maven.steps import compile_step
+from pytest_tebench.run.maven.steps import resolve_artifact_step
+from pytest_tebench.run.maven.steps import selection_step
+from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.testrun import RunSettings
+from pytest_tebench.run.maven.testrun import remove_stale_outputs
 
 #: Bump when warm-up starts resolving more, so old markers stop counting.
 WARMUP_VERSION = 1
@@ -79,7 +79,7 @@ def warm_up(
     key: str | None = None,
     timeout: float | None = None,
 ) -> WarmupResult:
-    """Resolve online everything an offline :func:`~pytest_tebench.run.testrun.run_selection`
+    """Resolve online everything an offline :func:`~pytest_tebench.run.maven.testrun.run_selection`
     of ``workspace`` will need. Leaves ``target/`` built; evaluation removes it anyway.
 
     ``timeout`` bounds each step (default: the settings' compile/test timeouts).

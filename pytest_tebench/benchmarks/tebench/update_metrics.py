@@ -1,7 +1,7 @@
 """Update-quality metrics: coverage overlap, modification similarity, and the composite score.
 
 Pure functions over parsed data (methods, JaCoCo line counters, token sequences); the builds
-that produce that data live in ``benchmarks/tebench_update.py``. Definitions (paper, with the
+that produce that data live in ``benchmarks/tebench/update.py``. Definitions (paper, with the
 reference harness's bugs fixed; docs/scoring.md lists every choice):
 
 * S = production methods *and constructors* the commit changed (V-1 -> V-0.5), including those
@@ -28,7 +28,7 @@ from pytest_tebench.java.parser import JavaFile
 from pytest_tebench.java.parser import identity_key
 from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
-from pytest_tebench.run.jacoco import CoverageReport
+from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.workspace.checkout import FileChange
 from pytest_tebench.workspace.patches import is_test_path
 

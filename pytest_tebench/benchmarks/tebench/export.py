@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
-from pytest_tebench.benchmarks.tebench import TebenchAdapter
-from pytest_tebench.benchmarks.tebench import TebenchInstance
+from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
+from pytest_tebench.benchmarks.tebench.adapter import TebenchInstance
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
 from pytest_tebench.errors import TebenchError

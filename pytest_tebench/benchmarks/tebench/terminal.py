@@ -1,7 +1,7 @@
 """Human-readable terminal summary: counts line and the paper's Table 5 / Table 6 shapes.
 
 Pure functions from a per-model summary (one value of
-:func:`pytest_tebench.metrics.aggregate.summarise`) to lines of text; the pytest side decides
+:func:`pytest_tebench.benchmarks.tebench.aggregate.summarise`) to lines of text; the pytest side decides
 where to print them. Scores are shown as percentages with one decimal, like the paper
 ("47.1"), and a group that was not measured shows "-" rather than a misleading "0.0".
 
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_tebench.metrics.aggregate import UPDATE_COMPONENTS
+from pytest_tebench.benchmarks.tebench.aggregate import UPDATE_COMPONENTS
 from pytest_tebench.metrics.scores import LABELS
 
 #: Placeholder for a value that does not exist (no items in the group).

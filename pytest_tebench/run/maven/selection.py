@@ -21,16 +21,16 @@ from pathlib import Path
 
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.run.executor import Executor
-from pytest_tebench.run.surefire import ERROR
-from pytest_tebench.run.surefire import FAILED
-from pytest_tebench.run.surefire import NOT_RUN
-from pytest_tebench.run.surefire import PASSED
-from pytest_tebench.run.surefire import SKIPPED
-from pytest_tebench.run.surefire import TestId
-from pytest_tebench.run.surefire import TestOutcome
-from pytest_tebench.run.testrun import RunSettings
-from pytest_tebench.run.testrun import SelectionRun
-from pytest_tebench.run.testrun import run_selection
+from pytest_tebench.run.maven.surefire import ERROR
+from pytest_tebench.run.maven.surefire import FAILED
+from pytest_tebench.run.maven.surefire import NOT_RUN
+from pytest_tebench.run.maven.surefire import PASSED
+from pytest_tebench.run.maven.surefire import SKIPPED
+from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.surefire import TestOutcome
+from pytest_tebench.run.maven.testrun import RunSettings
+from pytest_tebench.run.maven.testrun import SelectionRun
+from pytest_tebench.run.maven.testrun import run_selection
 
 _WORST_FIRST = (ERROR, FAILED, PASSED, SKIPPED, NOT_RUN)
 
@@ -110,7 +110,7 @@ def _fold(test: TestId, outcomes: Iterable[TestOutcome]) -> TestOutcome:
 def run_inherited(
     executor: Executor, workspace: Path, selection: Iterable[TestId], settings: RunSettings
 ) -> SelectionRun:
-    """:func:`~pytest_tebench.run.testrun.run_selection` with abstract test classes resolved."""
+    """:func:`~pytest_tebench.run.maven.testrun.run_selection` with abstract test classes resolved."""
     chosen = sorted(set(selection))
     index: dict[str, TestClass] | None = None
     expansion: dict[TestId, list[TestId]] = {}

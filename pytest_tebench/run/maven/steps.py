@@ -3,7 +3,7 @@
 Every step names its goals explicitly (a bare ``mvn`` runs commons' ``defaultGoal`` with rat,
 japicmp, spotbugs, pmd, checkstyle and javadoc) and carries the skip flags real commons-* and
 jsoup builds need; ``-Djacoco.skip=true`` switches off the *project's* JaCoCo (ours is attached
-through ``JAVA_TOOL_OPTIONS``, see :mod:`pytest_tebench.run.jacoco`).
+through ``JAVA_TOOL_OPTIONS``, see :mod:`pytest_tebench.run.maven.jacoco`).
 
 Sequences measured (warm, offline, JDK 17, no agent; commons-csv at parent 104 with Maven 3.9.9 /
 the mini-maven fixture with 3.8.7; a shared 2-core machine, so compare within a column):
@@ -16,9 +16,9 @@ sequence                                               commons-csv      mini-mav
 ``mvn test-compile`` then ``mvn test``                 11.7 + 8.3 s     3.2 + 3.6 s
 =====================================================  ===============  ============
 
-The default (see :class:`~pytest_tebench.run.testrun.RunSettings`) is the single ``mvn test``:
+The default (see :class:`~pytest_tebench.run.maven.testrun.RunSettings`) is the single ``mvn test``:
 cheapest, and exactly the lifecycle a developer runs. Main and test compilation failures are
-still told apart, by the failing goal in the log (:mod:`~pytest_tebench.run.mavenlog`). The
+still told apart, by the failing goal in the log (:mod:`~pytest_tebench.run.maven.log`). The
 split sequence re-runs the lifecycle in its second launch instead of calling ``surefire:test``
 alone, because a bare goal silently drops execution-specific Surefire configuration
 (``default-test``), plugins bound to ``process-test-classes`` and the empty ``argLine`` that a
@@ -36,10 +36,10 @@ from collections.abc import Sequence
 
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
-from pytest_tebench.run.jacoco import AGENT_ARTIFACT
-from pytest_tebench.run.jacoco import CLI_ARTIFACT
-from pytest_tebench.run.jacoco import agent_option
-from pytest_tebench.run.surefire import TestId
+from pytest_tebench.run.maven.jacoco import AGENT_ARTIFACT
+from pytest_tebench.run.maven.jacoco import CLI_ARTIFACT
+from pytest_tebench.run.maven.jacoco import agent_option
+from pytest_tebench.run.maven.surefire import TestId
 
 #: Plugins that are bound into ``mvn test`` by commons-parent/jsoup or that a stray goal could
 #: pull in; each either needs the network, fails on harness files, or does not concern tests.
