@@ -12,13 +12,12 @@ from typing import TypeVar
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
-from pytest_tebench.benchmarks.base import UpdateSettings
 from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
-from pytest_tebench.demo import DEMO_REPO
-from pytest_tebench.demo import build_demo_mirror
+from pytest_tebench.benchmarks.tebench.adapter import create_adapter
+from pytest_tebench.context import TebenchOptions
+from pytest_tebench.context import build_context
 from pytest_tebench.instance.datasets import load_records
 from pytest_tebench.run.executor import Executor
-from pytest_tebench.workspace.repos import RepositoryStore
 
 ROOT = Path(__file__).resolve().parent.parent
 MAVEN_REPO = Path.home() / ".cache" / "pytest-tebench-bench" / "maven-repository"
@@ -36,21 +35,15 @@ def predictions(name: str) -> dict[str, str]:
 
 
 def context(executor: Executor, cache_dir: Path | None = None) -> EvalContext:
+    """The plugin's evaluation context (``build_context``) on a fresh cache, offline."""
     cache = cache_dir or Path(tempfile.mkdtemp(prefix="tebench-bench-"))
-    return EvalContext(
-        cache_dir=cache,
-        work_dir=cache / "workspaces",
-        repos=RepositoryStore(cache, embedded={DEMO_REPO: build_demo_mirror}, allow_network=False),
-        update=UpdateSettings(
-            scoring="paper",
-            jdk=None,
-            timeout_compile=300,
-            timeout_test=900,
-            maven_version=None,
-            maven_repo=MAVEN_REPO,
-        ),
-        executor=lambda: executor,
-    )
+    options = TebenchOptions(predictions="gold", offline=True, cache_dir=cache)
+    return build_context(options, executor=lambda: executor)
+
+
+def adapter(maven_repo: Path = MAVEN_REPO) -> TebenchAdapter:
+    """The TEBench adapter as the plugin makes it, with paper scoring on ``maven_repo``."""
+    return create_adapter({"maven_repo": maven_repo}, Path(tempfile.gettempdir()))
 
 
 def timed(action: Callable[[], T]) -> tuple[T, float]:

@@ -14,17 +14,16 @@ import argparse
 import shutil
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executors import ExecutorOptions
 from pytest_tebench.run.executors import create_executor
 
+from common import adapter as make_adapter
 from common import context
 from common import demo_instances
 from common import predictions
@@ -33,7 +32,7 @@ from common import timed
 
 
 def evaluate_all(executor: Executor, count: int) -> float:
-    adapter = TebenchAdapter()
+    adapter = make_adapter()
     gold = predictions("gold-copy.jsonl")
     ctx = context(executor)
 
@@ -55,12 +54,10 @@ def evaluate_all(executor: Executor, count: int) -> float:
 
 def warm_up_cost(executor: Executor) -> float:
     """One demo instance evaluated against an empty Maven repository (downloads included)."""
-    adapter = TebenchAdapter()
     instance = next(iter(demo_instances().values()))
     with tempfile.TemporaryDirectory() as repo:
+        adapter = make_adapter(Path(repo))
         ctx = context(executor)
-        assert ctx.update is not None
-        ctx.update = replace(ctx.update, maven_repo=Path(repo))
         prepared, seconds = timed(lambda: adapter.prepare(instance, ctx))
         adapter.cleanup(prepared, ctx)
         shutil.rmtree(ctx.cache_dir, ignore_errors=True)

@@ -24,13 +24,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pytest_tebench.benchmarks.base import EvalContext
-from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.run.local import LocalExecutor
 from pytest_tebench.run.maven.jacoco import AGENT_JAR
 from pytest_tebench.run.maven.jacoco import project_includes
 
 from common import MAVEN_REPO
+from common import adapter as make_adapter
 from common import context
 from common import demo_instances
 from common import median
@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--instance", default="textkit__6f3adb06")
     args = parser.parse_args()
-    adapter = TebenchAdapter()
+    adapter = make_adapter()
     instance = demo_instances()[args.instance]
     gold_patch = predictions("gold-copy.jsonl")[args.instance]
     other_patch = predictions("update-cases.jsonl").get(args.instance, gold_patch)

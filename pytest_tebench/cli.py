@@ -12,26 +12,32 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_tebench.errors import TebenchError
+from pytest_tebench.settings import CORE_OPTIONS
+from pytest_tebench.settings import OptionSpec
+from pytest_tebench.settings import default_cache_dir
 
 
-def _default_cache() -> Path:
-    from pytest_tebench.plugin import default_cache_dir
-
-    return default_cache_dir()
+def _add_options(parser: argparse.ArgumentParser, specs: Iterable[OptionSpec]) -> None:
+    """The plugin's options under the same names minus the prefix (``--timeout-test``): one
+    declaration, one default, one validator for both."""
+    for spec in specs:
+        kwargs = spec.argparse_kwargs()
+        kwargs["help"] = str(kwargs["help"]).replace("--tebench-", "--")
+        parser.add_argument(f"--{spec.name}", dest=spec.dest, **kwargs)
 
 
 def _add_executor_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--executor", choices=("local", "docker", "auto"), default="local")
-    parser.add_argument("--maven-repo", type=Path, default=None, help="default: <cache-dir>/maven-repository")
-    parser.add_argument("--maven", default="", help="Maven version to download and use (e.g. 3.9.9)")
-    parser.add_argument("--jdk", default=None, help="JDK feature version or home (default: chosen per build)")
-    parser.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/pytest-tebench")
-    parser.add_argument("--timeout-compile", type=float, default=300.0)
-    parser.add_argument("--timeout-test", type=float, default=900.0)
+    from pytest_tebench.run.executors import EXECUTOR_OPTIONS
+    from pytest_tebench.run.maven.settings import MAVEN_OPTIONS
+
+    cache = next(spec for spec in CORE_OPTIONS if spec.name == "cache-dir")
+    executor = [spec for spec in EXECUTOR_OPTIONS if spec.name == "executor"]
+    _add_options(parser, [cache, *executor, *MAVEN_OPTIONS])
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -39,28 +45,34 @@ def _build(args: argparse.Namespace) -> int:
     from pytest_tebench.benchmarks.tebench.builder import build
     from pytest_tebench.benchmarks.tebench.builder import write_dataset
     from pytest_tebench.run.executors import ExecutorOptions
-    from pytest_tebench.run.executors import choose_java_version
     from pytest_tebench.run.executors import create_executor
+    from pytest_tebench.run.executors import resolve_name
+    from pytest_tebench.run.maven.jdk import choose_java_version
+    from pytest_tebench.run.maven.settings import MavenSettings
 
     repo_dir = Path(args.repo_dir).resolve()
-    cache = (args.cache_dir or _default_cache()).resolve()
-    executor = create_executor(ExecutorOptions(name=args.executor, jdk=args.jdk), progress=print)
+    cache = (args.cache_dir or default_cache_dir()).resolve()
+    maven = MavenSettings.from_values(vars(args), cache)
+    name = resolve_name(args.executor)
+    if name == "local" and args.executor == "auto":
+        print("tebench build: no Docker engine answered; the commits' tests run unsandboxed on this machine")
+    executor = create_executor(ExecutorOptions.from_values(name, vars(args)), progress=print)
     try:
         config = BuildConfig(
             repo_dir=repo_dir,
             repo=args.repo,
             work_dir=cache / "build-workspaces",
-            maven_repo=(args.maven_repo or cache / "maven-repository").resolve(),
-            maven_version=args.maven,
+            maven_repo=maven.maven_repo,
+            maven_version=maven.maven_version or "",
             executor=lambda: executor,
-            java_version=lambda level: choose_java_version(executor, level, args.jdk),
+            java_version=lambda level: choose_java_version(executor.java_versions(), level, maven.jdk),
             since=args.since,
             until=args.until,
             rev=args.rev,
             max_instances=args.max,
             jobs=args.jobs,
-            compile_timeout=args.timeout_compile,
-            test_timeout=args.timeout_test,
+            compile_timeout=maven.timeout_compile,
+            test_timeout=maven.timeout_test,
         )
         out = Path(args.out)
         state = out.with_name(out.name + ".state.jsonl")
@@ -85,18 +97,22 @@ def _build(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from pytest_tebench.benchmarks.tebench.export import ExportConfig
     from pytest_tebench.benchmarks.tebench.export import export
+    from pytest_tebench.context import TebenchOptions
+    from pytest_tebench.context import build_context
 
     config = ExportConfig(
+        dataset=args.dataset, out=Path(args.out).resolve(), keyword=args.keyword, split=args.split
+    )
+    options = TebenchOptions(
+        predictions="gold",
         dataset=args.dataset,
-        out=Path(args.out).resolve(),
-        cache_dir=(args.cache_dir or _default_cache()).resolve(),
-        keyword=args.keyword,
         split=args.split,
         repos=tuple(Path(d).resolve() for d in args.repos),
         repo_url=args.repo_url,
-        allow_network=not args.offline,
+        offline=args.offline,
+        cache_dir=(args.cache_dir or default_cache_dir()).resolve(),
     )
-    result = export(config, progress=print)
+    result = export(config, build_context(options), progress=print)
     print(f"{len(result.exported)} instance(s) exported to {config.out}; {len(result.failed)} failed")
     for instance_id, reason in result.failed:
         print(f"  {instance_id}: {reason}", file=sys.stderr)

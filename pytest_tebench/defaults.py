@@ -9,19 +9,20 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_tebench import __version__
+from pytest_tebench.benchmarks import make_builtin
 from pytest_tebench.benchmarks.base import BenchmarkAdapter
+from pytest_tebench.context import TebenchOptions
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.datasets import describe_dataset
 from pytest_tebench.report.json_report import build_report
 from pytest_tebench.report.json_report import write_report
-from pytest_tebench.roles import TebenchOptions
+from pytest_tebench.roles import option_values
 from pytest_tebench.roles import options_key
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executors import EXECUTORS
@@ -31,11 +32,13 @@ from pytest_tebench.run.executors import create_executor
 
 @pytest.hookimpl(trylast=True)
 def pytest_tebench_make_benchmark(config: pytest.Config, name: str) -> BenchmarkAdapter | None:
-    if name == "tebench":
-        from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
+    options = config.stash[options_key]
+    return make_builtin(name, option_values(config), options.cache_dir)
 
-        return TebenchAdapter()
-    return None
+
+@pytest.hookimpl(trylast=True)
+def pytest_tebench_executor_names(config: pytest.Config) -> list[str]:
+    return list(EXECUTORS)
 
 
 @pytest.hookimpl(trylast=True)
@@ -43,12 +46,17 @@ def pytest_tebench_generate_json(
     config: pytest.Config, records: list[dict[str, Any]], summary: dict[str, Any]
 ) -> dict[str, Any]:
     options = config.stash[options_key]
+    controller = config.pluginmanager.get_plugin("tebench-controller")
+    adapter: BenchmarkAdapter | None = getattr(controller, "adapter", None)
     return build_report(
         records,
+        summary=summary,
         harness_version=__version__,
+        benchmark=options.benchmark,
         dataset=describe_dataset(options.dataset),
         predictions=options.predictions if options.is_gold else Path(options.predictions).name,
-        update_scoring=None if options.skip_update else options.scoring,
+        fields=adapter.report_fields() if adapter is not None else {},
+        record_fields=adapter.record_fields if adapter is not None else (),
         extra={"options": _plain_options(options)},
     )
 
@@ -63,12 +71,12 @@ def pytest_tebench_write_reports(config: pytest.Config, report: dict[str, Any]) 
             raise InputError(f"cannot write the JSON report: {exc}", source=str(path)) from exc
 
 
+#: Option values that are machine-specific paths: two identical runs' reports must not differ.
+_PATHS = ("cache_dir", "maven_repo", "repos", "report", "predictions", "html")
+
+
 def _plain_options(options: TebenchOptions) -> dict[str, Any]:
-    plain = asdict(options)
-    # machine-specific paths would make two identical runs' reports differ
-    for key in ("cache_dir", "maven_repo", "repos", "report", "predictions"):
-        plain.pop(key, None)
-    return plain
+    return {key: value for key, value in sorted(options.values.items()) if key not in _PATHS}
 
 
 @pytest.hookimpl(trylast=True)
@@ -80,14 +88,8 @@ def pytest_tebench_make_executor(config: pytest.Config, name: str) -> Executor |
     workerinput = getattr(config, "workerinput", {})
     run_id = f"{workerinput.get('testrunuid', 'main')}-{workerinput.get('workerid', 'main')}-{os.getpid()}"
     return create_executor(
-        ExecutorOptions(
-            name=name,
-            jdk=options.jdk,
-            image=options.image,
-            memory=options.docker_memory,
-            cpus=options.docker_cpus,
-            maven_cache=options.cache_dir / "maven-dist",
-            run_id=str(run_id),
+        ExecutorOptions.from_values(
+            name, options.values, maven_cache=options.cache_dir / "maven-dist", run_id=str(run_id)
         ),
         progress=_progress_printer(config),
     )

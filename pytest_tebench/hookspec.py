@@ -5,6 +5,10 @@ Each provider hook is ``firstresult``; the plugin's own implementation is regist
 conftest that runs builds on a remote builder::
 
     @pytest.hookimpl
+    def pytest_tebench_executor_names(config):
+        return ["remote"]
+
+    @pytest.hookimpl
     def pytest_tebench_make_executor(config, name):
         if name == "remote":
             return RemoteExecutor(config.getoption("tebench_remote_host"))
@@ -27,16 +31,29 @@ if TYPE_CHECKING:
 def pytest_tebench_make_benchmark(config: pytest.Config, name: str) -> BenchmarkAdapter | None:
     """Return the benchmark adapter called ``name`` (``--tebench-benchmark``), or None.
 
-    Called once per process (controller and every xdist worker) in ``pytest_configure``.
+    The adapter follows ``pytest_tebench.benchmarks.base.BenchmarkAdapter`` (its markers, gateable
+    metrics, records, summary and terminal lines are its own). Called once per process
+    (controller and every xdist worker) in ``pytest_configure``.
+    """
+
+
+@pytest.hookspec
+def pytest_tebench_executor_names(config: pytest.Config) -> list[str]:  # type: ignore[empty-body]
+    """Return the ``--tebench-executor`` names (fnmatch patterns) this plugin provides.
+
+    Called on the controller in ``pytest_configure`` to validate the option; every
+    implementation's names are accepted. Provide the executor itself with
+    ``pytest_tebench_make_executor``.
     """
 
 
 @pytest.hookspec(firstresult=True)
 def pytest_tebench_make_executor(config: pytest.Config, name: str) -> Executor | None:
-    """Return the executor called ``name`` (``--tebench-executor``: local, docker, auto), or None.
+    """Return the executor called ``name`` (``--tebench-executor``), or None.
 
-    Called lazily, once per process that runs items (an xdist worker, or the only process),
-    the first time an item needs a build.
+    ``auto`` has been resolved by then (to ``docker`` or ``local``). Called lazily, once per
+    process that runs items (an xdist worker, or the only process), the first time an item
+    needs a build.
     """
 
 

@@ -1,17 +1,18 @@
 """Collection: one pytest item per (instance x prediction).
 
-The predictions file (or, for ``gold``, a marker file) is collected as a :class:`TebenchFile`.
-Items are built in file order (dataset order for gold), so every xdist worker collects the
-same ids in the same order. An entry that cannot be evaluated (malformed line, unknown
-instance, broken instance row) still becomes an item: it errors with a message that names
-the file and line, and every other item runs.
+The anchor file (see ``roles.anchor_path``) is collected as a :class:`TebenchFile`. Items are
+built in file order (dataset order for gold), then one item per instance a model has no line
+for (status ``missing_prediction``, scored like an empty patch, unless ``--tebench-skip-missing``),
+so every xdist worker collects the same ids in the same order. An entry that cannot be evaluated
+(malformed line, unknown instance, duplicate line, broken instance row) still becomes an item: it
+errors with a message that names the file and line, and every other item runs.
 
 Phases, chosen so pytest's outcomes mean what users expect:
 
 * ``setup`` prepares the workspace and evaluates the prediction. Any harness failure happens
   here, so it is a pytest *error* and never a score;
-* ``call`` only judges the record: passed = evaluated, failed = the prediction is empty or
-  does not apply;
+* ``call`` only judges the record: passed = evaluated, failed = the prediction was judged and
+  failed (empty, missing, does not apply, timed out);
 * ``teardown`` removes the workspace.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -29,12 +31,12 @@ from pytest_tebench.benchmarks.base import base_record
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import TebenchError
 from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.instance.predictions import missing_prediction
 from pytest_tebench.report.properties import record_to_properties
 from pytest_tebench.roles import TebenchWorker
 from pytest_tebench.roles import record_key
 from pytest_tebench.roles import worker_key
 
-LABEL_MARKERS = ("breaking", "stale", "missing")
 prepared_key = pytest.StashKey[Prepared]()
 
 
@@ -50,6 +52,8 @@ class TebenchFile(pytest.File):
             predictions = worker.predictions()
         except TebenchError as exc:
             raise self.CollectError(str(exc)) from exc
+        if not predictions:
+            raise self.CollectError(f"{worker.options.predictions}: no predictions in this file")
         by_id = {i.instance_id: i for i in instances}
         names: dict[str, int] = {}
         for lineno, prediction in enumerate(predictions):
@@ -62,13 +66,43 @@ class TebenchFile(pytest.File):
                 problem = f"{prediction.origin}: {problem}"
             elif instance is not None and instance.problem is not None:
                 problem = instance.problem
-            name = _unique(names, _item_name(prediction, lineno))
-            item = TebenchItem.from_parent(
-                self, name=name, instance=instance, prediction=prediction, problem=problem, lineno=lineno
-            )
-            if instance is not None:
-                _add_markers(self.config, item, instance, prediction)
-            yield item
+            yield self._item(names, prediction, instance, problem, lineno)
+        if not worker.options.is_gold and not worker.options.skip_missing:
+            for prediction in _missing(instances, predictions):
+                yield self._item(names, prediction, by_id[prediction.instance_id], None, len(predictions))
+
+    def _item(
+        self,
+        names: dict[str, int],
+        prediction: Prediction,
+        instance: BenchmarkInstance | None,
+        problem: str | None,
+        lineno: int,
+    ) -> TebenchItem:
+        name = _unique(names, _item_name(prediction, lineno))
+        item = TebenchItem.from_parent(
+            self, name=name, instance=instance, prediction=prediction, problem=problem, lineno=lineno
+        )
+        if instance is not None:
+            _add_markers(self.config, item, instance, prediction)
+        return item
+
+
+def _missing(instances: Sequence[BenchmarkInstance], predictions: Sequence[Prediction]) -> list[Prediction]:
+    """A stand-in per (model, valid instance) the file has no evaluable line for.
+
+    A malformed line for an instance does not excuse it: the line is an error item, and the
+    instance still counts for the model, as empty. Models in order of first appearance,
+    instances in dataset order.
+    """
+    models = list(dict.fromkeys(p.model_name_or_path for p in predictions if p.model_name_or_path))
+    answered = {(p.model_name_or_path, p.instance_id) for p in predictions if p.problem is None}
+    return [
+        missing_prediction(instance.instance_id, model)
+        for model in models
+        for instance in instances
+        if instance.problem is None and (model, instance.instance_id) not in answered
+    ]
 
 
 def _item_name(prediction: Prediction, index: int) -> str:
@@ -90,10 +124,12 @@ def _marker_name(text: str) -> str:
 def _add_markers(
     config: pytest.Config, item: pytest.Item, instance: BenchmarkInstance, prediction: Prediction
 ) -> None:
+    worker: TebenchWorker = config.stash[worker_key]
+    adapter_markers = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in worker.adapter.markers}
     for label in instance.labels:
         item.add_marker(label)
     project_marker = _marker_name(instance.project)
-    if project_marker not in LABEL_MARKERS:
+    if project_marker not in adapter_markers:
         # registered on first use so --strict-markers accepts one marker per project
         config.addinivalue_line("markers", f"{project_marker}: instances of project {instance.project}")
         item.add_marker(project_marker)
@@ -123,33 +159,43 @@ class TebenchItem(pytest.Item):
             self._keep_record(self._error_record(self.problem))
             pytest.fail(f"harness error: {self.problem}", pytrace=False)
         assert self.instance is not None
+        failure: str | None = None
         try:
             context = worker.context()
             prepared = worker.adapter.prepare(self.instance, context)
             self.stash[prepared_key] = prepared
             record = worker.adapter.evaluate(self.instance, prepared, self.prediction, context)
         except HarnessError as exc:
-            self._keep_record(self._error_record(str(exc), status=exc.status))
+            self._keep_record(self._error_record(str(exc), status=exc.status, error=exc))
             kind = "invalid instance" if exc.status == "invalid_instance" else "harness error"
-            pytest.fail(f"{kind}: {exc}", pytrace=False)
+            failure = f"{kind}: {exc}"
         except Exception as exc:
             # a bug of ours or of a plugin's adapter: still an error record, never a score,
             # and the traceback stays visible
             self._keep_record(self._error_record(f"internal error: {type(exc).__name__}: {exc}"))
             raise
+        if failure is not None:
+            # outside the except block: the message is shown once, not chained to its cause
+            pytest.fail(failure, pytrace=False)
+        if self.prediction.missing and record.get("status") == "empty":
+            record["status"] = "missing_prediction"
+            record["error"] = "the model has no prediction for this instance (scored as empty)"
         self._keep_record(record)
 
     def runtest(self) -> None:
         record = self.stash[record_key]
         status = record["status"]
+        if status == "evaluated":
+            return
         if status == "empty":
             raise PredictionFailed("empty prediction: no patch to evaluate (scored 0)")
+        if status == "missing_prediction":
+            raise PredictionFailed("no prediction for this instance (scored as empty)")
         if status == "not_applied":
             raise PredictionFailed(f"the prediction does not apply:\n{record.get('error') or ''}")
         if status == "timeout":
             raise PredictionFailed(f"timeout (not scored): {record.get('error') or ''}")
-        if status != "evaluated":
-            raise PredictionFailed(f"{status}: {record.get('error') or ''}")
+        raise PredictionFailed(f"{status}: {record.get('error') or ''}")
 
     def teardown(self) -> None:
         prepared = self.stash.get(prepared_key, None)
@@ -159,10 +205,13 @@ class TebenchItem(pytest.Item):
 
     # -- reporting ----------------------------------------------------------------------
     def _keep_record(self, record: dict[str, Any]) -> None:
+        worker: TebenchWorker = self.config.stash[worker_key]
         self.stash[record_key] = record
-        self.user_properties.extend(record_to_properties(record))
+        self.user_properties.extend(record_to_properties(record, worker.adapter.junit_properties(record)))
 
-    def _error_record(self, message: str, status: str = "error") -> dict[str, Any]:
+    def _error_record(
+        self, message: str, status: str = "error", error: HarnessError | None = None
+    ) -> dict[str, Any]:
         instance = self.instance or BenchmarkInstance(
             # a line with no readable id is named like its item, minus the model: "entry4"
             self.prediction.instance_id or self.name.split("[", 1)[0],
@@ -175,6 +224,12 @@ class TebenchItem(pytest.Item):
         record["model_name_or_path"] = self.prediction.model_name_or_path or "unknown-model"
         record["instance_id"] = instance.instance_id
         record["error"] = message
+        if error is not None:
+            # evidence a harness error carries (the build log's tail, where the time went)
+            for field in ("log_tail", "timings"):
+                value = getattr(error, field, None)
+                if value:
+                    record[field] = value
         return record
 
     def repr_failure(

@@ -1,134 +1,88 @@
-"""The two process roles of a pytest-tebench session, and the options they share.
+"""The two process roles of a pytest-tebench session, and what they share.
 
 ``TebenchWorker`` lives wherever items run (each xdist worker, or the only process); it owns
 the benchmark adapter, the loaded instances and predictions, and the evaluation context.
 ``TebenchController`` lives where reports arrive (the xdist controller, or the only process);
 it only ever sees plain-data result records attached to reports, so ``-n 0`` and ``-n 8``
-aggregate through the same code path.
+aggregate through the same code path. Neither knows anything of a particular benchmark: that is
+the adapter's, reached through the ``pytest_tebench_make_benchmark`` hook.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import os
 from collections.abc import Generator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_tebench.benchmarks import builtin_options
 from pytest_tebench.benchmarks.base import BenchmarkAdapter
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
-from pytest_tebench.benchmarks.base import UpdateSettings
-from pytest_tebench.benchmarks.tebench.aggregate import check_thresholds
+from pytest_tebench.context import TebenchOptions
+from pytest_tebench.context import build_context
+from pytest_tebench.context import options_from_values
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import InputError
 from pytest_tebench.errors import TebenchError
 from pytest_tebench.instance.datasets import load_records
-from pytest_tebench.instance.predictions import GOLD
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.instance.predictions import gold_predictions
 from pytest_tebench.instance.predictions import load_predictions
+from pytest_tebench.metrics.outcomes import check_thresholds
 from pytest_tebench.run.executor import Executor
-from pytest_tebench.workspace.repos import RepositoryStore
-
-
-@dataclass(frozen=True)
-class TebenchOptions:
-    """Every ``--tebench-*`` value, as plain data (identical on controller and workers)."""
-
-    predictions: str
-    dataset: str
-    split: str
-    benchmark: str
-    repos: tuple[Path, ...]
-    repo_url: str
-    offline: bool
-    cache_dir: Path
-    maven_repo: Path
-    keep_workspaces: bool
-    allow_non_test_edits: bool
-    report: Path | None
-    min_f1: float | None
-    min_update: float | None
-    skip_update: bool
-    scoring: str
-    executor: str
-    jdk: str | None
-    maven: str | None
-    timeout_compile: float
-    timeout_test: float
-    image: str | None
-    docker_memory: str
-    docker_cpus: float
-
-    @property
-    def is_gold(self) -> bool:
-        return self.predictions == GOLD
-
-    @property
-    def anchor_nodeid(self) -> str:
-        return GOLD if self.is_gold else Path(self.predictions).name
-
+from pytest_tebench.run.executors import EXECUTOR_OPTIONS
+from pytest_tebench.run.executors import UNSANDBOXED_WARNING
+from pytest_tebench.run.executors import docker_available
+from pytest_tebench.settings import CORE_OPTIONS
+from pytest_tebench.settings import OptionSpec
+from pytest_tebench.settings import unique_specs
 
 options_key = pytest.StashKey[TebenchOptions]()
 record_key = pytest.StashKey[dict[str, Any]]()
 worker_key = pytest.StashKey["TebenchWorker"]()
+#: ``workerinput`` key carrying the controller's resolved executor name to xdist workers.
+EXECUTOR_INPUT = "tebench_executor"
+
+
+def all_option_specs() -> list[OptionSpec]:
+    """Every ``--tebench-*`` option: the core's, the executors', every built-in benchmark's."""
+    return unique_specs(CORE_OPTIONS, EXECUTOR_OPTIONS, builtin_options())
+
+
+def option_values(config: pytest.Config) -> dict[str, Any]:
+    """The run's option values keyed by dest, as plain data."""
+    return {spec.dest: config.getoption(spec.pytest_dest) for spec in all_option_specs()}
 
 
 def options_from_config(config: pytest.Config) -> TebenchOptions:
-    from pytest_tebench.plugin import default_cache_dir
-
-    predictions = str(config.getoption("tebench_predictions"))
-    if predictions != GOLD:
-        path = Path(predictions).expanduser()
-        if not path.is_file():
-            raise pytest.UsageError(f"--tebench-predictions: file not found: {predictions} (or use 'gold')")
-        predictions = str(path.resolve())
-    cache_dir = config.getoption("tebench_cache_dir") or default_cache_dir()
-    return TebenchOptions(
-        predictions=predictions,
-        dataset=str(config.getoption("tebench_dataset")),
-        split=str(config.getoption("tebench_split")),
-        benchmark=str(config.getoption("tebench_benchmark")),
-        repos=tuple(config.getoption("tebench_repos")),
-        repo_url=str(config.getoption("tebench_repo_url")),
-        offline=bool(config.getoption("tebench_offline")),
-        cache_dir=Path(cache_dir).expanduser().resolve(),
-        maven_repo=Path(config.getoption("tebench_maven_repo") or Path(cache_dir) / "maven-repository")
-        .expanduser()
-        .resolve(),
-        keep_workspaces=bool(config.getoption("tebench_keep_workspaces")),
-        allow_non_test_edits=bool(config.getoption("tebench_allow_non_test_edits")),
-        report=config.getoption("tebench_report"),
-        min_f1=config.getoption("tebench_min_f1"),
-        min_update=config.getoption("tebench_min_update"),
-        skip_update=bool(config.getoption("tebench_skip_update")),
-        scoring=str(config.getoption("tebench_scoring")),
-        executor=str(config.getoption("tebench_executor")),
-        jdk=config.getoption("tebench_jdk"),
-        maven=config.getoption("tebench_maven"),
-        timeout_compile=float(config.getoption("tebench_timeout_compile")),
-        timeout_test=float(config.getoption("tebench_timeout_test")),
-        image=config.getoption("tebench_image"),
-        docker_memory=str(config.getoption("tebench_docker_memory")),
-        docker_cpus=float(config.getoption("tebench_docker_cpus")),
-    )
+    try:
+        return options_from_values(option_values(config))
+    except InputError as exc:
+        raise pytest.UsageError(f"--tebench-predictions: {exc}") from None
 
 
 def anchor_path(options: TebenchOptions) -> Path:
-    """The file pytest collects: the predictions file, or for ``gold`` a small marker file.
+    """The file pytest collects: a small marker file in our cache, never the predictions file.
 
-    The marker's name and content depend only on the dataset, so every xdist worker writes the
-    same file and collects the same items.
+    Its name and content depend only on the run's inputs, so every xdist worker writes the same
+    file and collects the same items.
     """
-    if not options.is_gold:
-        return Path(options.predictions)
-    spec = json.dumps({"dataset": options.dataset, "split": options.split, "benchmark": options.benchmark})
+    spec = json.dumps(
+        {
+            "predictions": options.predictions,
+            "dataset": options.dataset,
+            "split": options.split,
+            "benchmark": options.benchmark,
+        }
+    )
     digest = hashlib.sha256(spec.encode()).hexdigest()[:16]
-    path = options.cache_dir / "anchors" / f"gold-{digest}.tebench"
+    path = options.cache_dir / "anchors" / f"{digest}.tebench"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -137,7 +91,7 @@ def anchor_path(options: TebenchOptions) -> Path:
     return path
 
 
-def make_adapter(config: pytest.Config, options: TebenchOptions) -> BenchmarkAdapter:
+def adapter_from_hook(config: pytest.Config, options: TebenchOptions) -> BenchmarkAdapter:
     adapter: BenchmarkAdapter | None = config.hook.pytest_tebench_make_benchmark(
         config=config, name=options.benchmark
     )
@@ -146,13 +100,29 @@ def make_adapter(config: pytest.Config, options: TebenchOptions) -> BenchmarkAda
     return adapter
 
 
+def check_executor_name(config: pytest.Config, name: str) -> None:
+    """Ask the ``pytest_tebench_executor_names`` hook which names exist (a conftest may add some)."""
+    patterns = [p for names in config.hook.pytest_tebench_executor_names(config=config) for p in names]
+    if not any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+        raise pytest.UsageError(
+            f"--tebench-executor: unknown executor {name!r}; known: {', '.join(patterns)}"
+        )
+
+
 class TebenchWorker:
     """Role object of a process that runs items."""
 
-    def __init__(self, config: pytest.Config, options: TebenchOptions) -> None:
+    def __init__(
+        self, config: pytest.Config, options: TebenchOptions, controller: TebenchController | None = None
+    ) -> None:
         self.config = config
         self.options = options
-        self.adapter = make_adapter(config, options)
+        self.adapter = controller.adapter if controller is not None else adapter_from_hook(config, options)
+        workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+        self.executor_name = str(
+            workerinput.get(EXECUTOR_INPUT)
+            or (controller.executor_name if controller is not None else options.executor)
+        )
         self._instances: list[BenchmarkInstance] | None = None
         self._context: EvalContext | None = None
         self._executor: Executor | None = None
@@ -176,41 +146,17 @@ class TebenchWorker:
     # -- running ------------------------------------------------------------------------
     def context(self) -> EvalContext:
         if self._context is None:
-            options = self.options
-            self._context = EvalContext(
-                cache_dir=options.cache_dir,
-                work_dir=options.cache_dir / "workspaces",
-                repos=RepositoryStore(
-                    options.cache_dir,
-                    local_dirs=options.repos,
-                    url_template=options.repo_url,
-                    allow_network=not options.offline,
-                    embedded=_embedded_repositories(),
-                ),
-                allow_non_test_edits=options.allow_non_test_edits,
-                keep_workspaces=options.keep_workspaces,
-                update=None
-                if options.skip_update
-                else UpdateSettings(
-                    scoring=options.scoring,
-                    jdk=options.jdk,
-                    timeout_compile=options.timeout_compile,
-                    timeout_test=options.timeout_test,
-                    maven_version=options.maven,
-                    maven_repo=options.maven_repo,
-                ),
-                executor=self.executor,
-            )
+            self._context = build_context(self.options, executor=self.executor)
         return self._context
 
     def executor(self) -> Executor:
         """This process's executor, made on first use through ``pytest_tebench_make_executor``."""
         if self._executor is None:
             executor = self.config.hook.pytest_tebench_make_executor(
-                config=self.config, name=self.options.executor
+                config=self.config, name=self.executor_name
             )
             if executor is None:
-                raise HarnessError(f"no executor called {self.options.executor!r}")
+                raise HarnessError(f"no executor called {self.executor_name!r}")
             self._executor = executor
         return self._executor
 
@@ -223,30 +169,53 @@ class TebenchWorker:
 
 
 class TebenchController:
-    """Role object of the process that receives reports: aggregation, reports, thresholds."""
+    """Role object of the process that receives reports: aggregation, reports, quality gates."""
 
     def __init__(self, config: pytest.Config, options: TebenchOptions) -> None:
         self.config = config
         self.options = options
-        self.adapter = make_adapter(config, options)
-        self.records: dict[tuple[str, str], dict[str, Any]] = {}
+        self.adapter = adapter_from_hook(config, options)
+        self.thresholds = (*options.fail_under, *self.adapter.thresholds)
+        for metric, _ in self.thresholds:
+            if metric not in self.adapter.gate_metrics:
+                known = ", ".join(sorted(self.adapter.gate_metrics)) or "none"
+                raise pytest.UsageError(
+                    f"--tebench-fail-under: benchmark {self.adapter.name!r} has no metric {metric!r} "
+                    f"(it has: {known})"
+                )
+        check_executor_name(config, options.executor)
+        self.executor_name = options.executor
+        self.unsandboxed = False
+        if options.executor == "auto" and self.adapter.uses_executor:
+            # resolved once, here, so every worker builds in the same place
+            self.executor_name = "docker" if docker_available() else "local"
+            self.unsandboxed = self.executor_name == "local"
+        for line in self.adapter.markers:
+            config.addinivalue_line("markers", line)
+        if options.report is not None:
+            _check_writable(options.report)
+        self.records: dict[str, dict[str, Any]] = {}
         self.summary: dict[str, Any] = {}
         self.threshold_failures: list[str] = []
-        self.report_written: Path | None = None
+        self.report_problem: str | None = None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """Controller (xdist): hand the resolved executor to each worker (optional: no xdist)."""
+        node.workerinput[EXECUTOR_INPUT] = self.executor_name
 
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Controller: build a missing sandbox image here, once, with progress on the terminal
         (xdist workers have no terminal, and N of them would only wait for each other's lock)."""
-        options = self.options
-        if options.skip_update or options.image is not None or options.executor == "local":
+        if self.executor_name != "docker" or self.options.values.get("image") is not None:
             return
         from pytest_tebench.run.executors import prepare_docker_image
 
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         try:
             prepare_docker_image(
-                required=options.executor == "docker",
+                required=True,
                 progress=(lambda line: reporter.write_line(f"[tebench image] {line}")) if reporter else print,
             )
         except TebenchError as exc:
@@ -256,58 +225,86 @@ class TebenchController:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Controller: collect records from every report (xdist replays worker reports here)."""
+        """Controller: collect records from every report (xdist replays worker reports here).
+
+        Keyed by item: one record per submitted line, so a duplicate line never replaces the
+        record of the line it duplicates."""
         record = getattr(report, "tebench_record", None)
         if isinstance(record, dict):
-            self.records[(str(record["model_name_or_path"]), str(record["instance_id"]))] = record
+            self.records[report.nodeid] = record
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        # Decide the threshold here: by pytest_sessionfinish it is too late to set testsfailed
+        # Decide the gates here: by pytest_sessionfinish it is too late to set testsfailed
         # (pytest-cov's approach), and under xdist this wraps the loop that receives all reports.
         result = yield
-        self.summary = self.adapter.summarise(self.sorted_records(), options=self._summary_options())
-        self.threshold_failures = check_thresholds(
-            self.summary, min_f1=self.options.min_f1, min_update=self.options.min_update
-        )
+        self.summary = self.adapter.summarise(self.sorted_records())
+        self.threshold_failures = check_thresholds(self.summary, self.thresholds, self.adapter.metric_value)
         if self.threshold_failures:
             session.testsfailed += 1
         return result
 
     @pytest.hookimpl
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Controller: build and write the reports."""
-        if not self.summary and self.records:
-            self.summary = self.adapter.summarise(self.sorted_records(), options=self._summary_options())
+        if not self.records:
+            # an interrupted or empty run must not replace an earlier report with an empty one
+            return
+        if not self.summary:
+            self.summary = self.adapter.summarise(self.sorted_records())
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
         hook = self.config.hook
-        report = hook.pytest_tebench_generate_json(
-            config=self.config, records=self.sorted_records(), summary=self.summary
-        )
-        hook.pytest_tebench_update_json(config=self.config, report=report)
-        hook.pytest_tebench_write_reports(config=self.config, report=report)
+        try:
+            report = hook.pytest_tebench_generate_json(
+                config=self.config, records=self.sorted_records(), summary=self.summary
+            )
+            if interrupted:
+                report["interrupted"] = True
+            hook.pytest_tebench_update_json(config=self.config, report=report)
+            hook.pytest_tebench_write_reports(config=self.config, report=report)
+        except TebenchError as exc:
+            # the summary still prints; the run fails
+            self.report_problem = str(exc)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if not self.records:
-            return
-        terminalreporter.write_sep("=", "tebench summary")
-        for line in self.adapter.summary_lines(self.summary):
-            terminalreporter.write_line(line)
-        if self.options.report is not None:
-            terminalreporter.write_line(f"JSON report: {self.options.report}")
+        if self.records:
+            terminalreporter.write_sep("=", "tebench summary")
+            for line in self.adapter.summary_lines(self.summary):
+                terminalreporter.write_line(line)
+            if self.unsandboxed:
+                terminalreporter.write_line(UNSANDBOXED_WARNING, yellow=True, bold=True)
+            if self.options.report is not None and self.report_problem is None:
+                terminalreporter.write_line(f"JSON report: {self.options.report}")
+        elif self.options.report is not None:
+            terminalreporter.write_line(
+                f"tebench: no item ran, so {self.options.report} was not written (an earlier one is kept)"
+            )
+        if self.report_problem is not None:
+            terminalreporter.write_line(f"ERROR {self.report_problem}", red=True, bold=True)
         for reason in self.threshold_failures:
             terminalreporter.write_line(f"FAIL {reason}", red=True, bold=True)
 
     # -- helpers ------------------------------------------------------------------------
     def sorted_records(self) -> list[dict[str, Any]]:
-        return [self.records[key] for key in sorted(self.records)]
+        return sorted(
+            self.records.values(),
+            key=lambda r: (str(r["model_name_or_path"]), str(r["instance_id"]), str(r.get("origin", ""))),
+        )
 
-    def _summary_options(self) -> dict[str, Any]:
-        return {"update_scoring": None if self.options.skip_update else self.options.scoring}
 
-
-def _embedded_repositories() -> dict[str, Any]:
-    from pytest_tebench.demo import DEMO_REPO
-    from pytest_tebench.demo import build_demo_mirror
-
-    return {DEMO_REPO: build_demo_mirror}
+def _check_writable(path: Path) -> None:
+    """Fail at start, not after hours of builds, when the report cannot be written."""
+    if path.is_dir():
+        raise pytest.UsageError(f"--tebench-report: {path} is a directory")
+    directory = path.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".{path.name}.{os.getpid()}.probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise pytest.UsageError(f"--tebench-report: cannot write to {directory}: {exc.strerror}") from None
+    if path.exists() and not os.access(path, os.W_OK):
+        raise pytest.UsageError(f"--tebench-report: {path} is not writable")

@@ -67,13 +67,6 @@ def test_replay_is_deterministic(tmp_path: Path, mirror: Path) -> None:
     ) == git(mirror, "log", "--format=%H %T %an <%ae> %ad %cn <%ce> %cd %s", "--date=raw", DEMO_BRANCH)
 
 
-def test_replay_is_fast(tmp_path: Path) -> None:
-    start = time.perf_counter()
-    build_demo_mirror(tmp_path / "fast.git")
-    # About 0.3 s on one core; the margin is for a loaded CI machine running Maven next to us.
-    assert time.perf_counter() - start < 5.0
-
-
 def test_user_config_and_environment_do_not_leak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     hooks = tmp_path / "hooks"

@@ -16,7 +16,10 @@ I1, I3, I4, I9 = "textkit__69c4649c", "textkit__6f3adb06", "textkit__389d5077", 
 
 
 def test_partial_predictions_hand_computed(demo_run: DemoRun) -> None:
-    result, report = demo_run(str(PREDICTIONS / "partial.jsonl"), "--tebench-skip-update")
+    # partial evaluation on purpose: only the 4 instances the file has lines for
+    result, report = demo_run(
+        str(PREDICTIONS / "partial.jsonl"), "--tebench-skip-update", "--tebench-skip-missing"
+    )
     result.assert_outcomes(passed=4)
     results = by_instance(report)
     ident = {iid: r["identification"] for iid, r in results.items()}
@@ -64,6 +67,27 @@ def test_partial_predictions_hand_computed(demo_run: DemoRun) -> None:
     assert by_label["missing"]["f1"] == pytest.approx(2 * 0.75 * 0.6 / 1.35, abs=1e-6)
 
 
+def test_instances_without_a_prediction_count_as_empty_by_default(demo_run: DemoRun) -> None:
+    result, report = demo_run(str(PREDICTIONS / "partial.jsonl"), "--tebench-skip-update")
+    # the 4 lines as before, and one item per instance the model has no line for
+    result.assert_outcomes(passed=4, failed=5)
+    result.stdout.fnmatch_lines(["*no prediction for this instance (scored as empty)*"])
+    missing = {iid for iid, r in by_instance(report).items() if r["status"] == "missing_prediction"}
+    assert missing == {
+        "textkit__c839cc1f", "textkit__d6ab324c", "textkit__18b8d221", "textkit__dcc8e655", "textkit__867ea90c"
+    }  # fmt: skip
+    summary = report["summary"]["partial"]
+    assert summary["counts"]["scored"] == 9
+    assert summary["counts"]["missing_predictions"] == 5
+    assert summary["missing_predictions"] == sorted(missing)
+    # the 4 answered instances: TP 6, FP 2, FN 4 (above); the 5 others hold 21 - 10 = 11 gold items,
+    # all FN: TP 6, FP 2, FN 15 -> P 6/8, R 6/21, F1 = 2TP/(2TP+FP+FN) = 12/29
+    micro = summary["identification"]["micro"]
+    assert (micro["tp"], micro["fp"], micro["fn"], micro["items"]) == (6, 2, 15, 9)
+    assert micro["f1"] == pytest.approx(12 / 29, abs=1e-6)
+    result.stdout.fnmatch_lines(["*no prediction (scored as empty): textkit__*"])
+
+
 def test_gold_copy_empty_and_not_applying_without_builds(demo_run: DemoRun) -> None:
     result, report = demo_run(str(PREDICTIONS / "gold-copy.jsonl"), "--tebench-skip-update")
     result.assert_outcomes(passed=9)
@@ -77,7 +101,9 @@ def test_gold_copy_empty_and_not_applying_without_builds(demo_run: DemoRun) -> N
     assert summary["identification"]["micro"]["f1"] == 0.0
     assert summary["identification"]["micro"]["fn"] == 21  # every gold item of the 9 instances
 
-    result, report = demo_run(str(PREDICTIONS / "not-applying.jsonl"), "--tebench-skip-update")
+    result, report = demo_run(
+        str(PREDICTIONS / "not-applying.jsonl"), "--tebench-skip-update", "--tebench-skip-missing"
+    )
     result.assert_outcomes(failed=2)
     statuses = {iid: (r["status"], r["error"]) for iid, r in by_instance(report).items()}
     assert statuses["textkit__c839cc1f"][0] == statuses["textkit__50a6637a"][0] == "not_applied"
@@ -86,7 +112,9 @@ def test_gold_copy_empty_and_not_applying_without_builds(demo_run: DemoRun) -> N
 
 
 def test_edits_outside_the_test_tree_are_reported_and_not_applied(demo_run: DemoRun) -> None:
-    result, report = demo_run(str(PREDICTIONS / "edits-main.jsonl"), "--tebench-skip-update")
+    result, report = demo_run(
+        str(PREDICTIONS / "edits-main.jsonl"), "--tebench-skip-update", "--tebench-skip-missing"
+    )
     result.assert_outcomes(passed=1)
     (record,) = report["results"]
     assert record["touched_non_test_files"] == ["src/main/java/org/tebench/textkit/StringUtils.java"]

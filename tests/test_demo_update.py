@@ -177,7 +177,7 @@ def test_empty_and_unapplicable_predictions_score_zero_but_count(demo_run: DemoR
     result, report = demo_run(str(PREDICTIONS / "not-applying.jsonl"), "--tebench-min-update=0.5")
     result.assert_outcomes(failed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["FAIL model 'stale-context':*update OA 0.000 < required 0.500*"])
+    result.stdout.fnmatch_lines(["FAIL model 'stale-context':*oa 0.000 < required 0.500*"])
     summary = report["summary"]["stale-context"]
     assert summary["counts"]["not_applied"] == 2 and summary["update"]["oa"] == 0.0
 

@@ -21,7 +21,7 @@ from pytest_tebench.run.docker import _pid_alive
 from pytest_tebench.run.docker import _process_start
 from pytest_tebench.run.docker import is_maven
 from pytest_tebench.run.docker import path_maps
-from pytest_tebench.run.docker import pick_jdk
+from pytest_tebench.run.docker import image_jdk
 from pytest_tebench.run.docker import translate
 from pytest_tebench.run.docker import translate_step
 from pytest_tebench.run.docker import with_local_repo
@@ -165,13 +165,15 @@ def test_with_local_repo_leaves_other_commands_alone() -> None:
 # --------------------------------------------------------------------------- JDK choice
 
 
-def test_pick_jdk() -> None:
-    assert pick_jdk(8, (8, 11, 17)) == 8
-    assert pick_jdk(7, (8, 11, 17)) == 8
-    assert pick_jdk(9, (8, 11, 17)) == 11
-    assert pick_jdk(17, (17, 11, 8)) == 17
-    with pytest.raises(HarnessError, match="no JDK >= 21"):
-        pick_jdk(21, (8, 11, 17))
+def test_image_jdk_is_exactly_the_chosen_one() -> None:
+    # choosing is run/maven/jdk.py's job (one chooser); the image only has to have it
+    assert image_jdk(8, (8, 11, 17)) == 8
+    assert image_jdk(17, (17, 11, 8)) == 17
+    assert image_jdk(None, (17, 11, 8)) == 8
+    with pytest.raises(HarnessError, match="no JDK 21"):
+        image_jdk(21, (8, 11, 17))
+    with pytest.raises(HarnessError, match="no JDK 9"):
+        image_jdk(9, (8, 11, 17))
 
 
 # --------------------------------------------------------------------------- container spec

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_tebench.benchmarks.tebench.aggregate import check_thresholds
-from pytest_tebench.benchmarks.tebench.aggregate import dedupe_records
+from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.benchmarks.tebench.aggregate import summarise
+from pytest_tebench.metrics.outcomes import check_thresholds as generic_check
 from pytest_tebench.metrics.scores import empty_scores
 from pytest_tebench.metrics.scores import mean
 from pytest_tebench.metrics.scores import prf
@@ -153,9 +153,11 @@ def test_counts_and_error_lists() -> None:
         "evaluated": 2,
         "empty": 1,
         "not_applied": 0,
+        "missing_predictions": 0,
         "errors": 1,
         "timeouts": 1,
         "invalid_instances": 1,
+        "unsupported": 0,
     }
     assert m1["errors"] == ["p2-2", "p2-3"]  # error and timeout
     assert m1["invalid_instances"] == ["p3-1"]
@@ -250,14 +252,32 @@ def test_unknown_status_is_an_error_not_a_score() -> None:
     assert summary["identification"]["micro"]["items"] == 0
 
 
-def test_dedupe_last_wins_and_sorted() -> None:
-    first = rec("b", "p", [], "error")
-    second = rec("b", "p", [], "evaluated", ident(1, 0, 0))
+def test_a_duplicate_line_is_a_record_of_its_own_never_a_replacement() -> None:
+    # the scored line and a later duplicate of it (an error item): both count, the score stays
+    scored = {**rec("b", "p", [], "evaluated", ident(1, 0, 0)), "origin": "run.jsonl:1"}
+    duplicate = {**rec("b", "p", [], "error"), "origin": "run.jsonl:3"}
     other = rec("a", "p", [], "empty", ident(0, 0, 1))
-    assert dedupe_records([first, other, second]) == [other, second]
-    summary = summarise([first, other, second], update_scoring=None)["m1"]
-    assert summary["counts"]["items"] == 2
-    assert summary["counts"]["errors"] == 0
+    for order in ([scored, other, duplicate], [duplicate, other, scored]):
+        summary = summarise(order, update_scoring=None)["m1"]
+        assert summary["counts"]["items"] == 3
+        assert summary["counts"]["errors"] == 1
+        assert summary["identification"]["micro"]["tp"] == 1
+        assert summary["identification"]["micro"]["fn"] == 1
+
+
+def test_missing_prediction_is_scored_like_empty() -> None:
+    summary = summarise(
+        [
+            rec("a", "p", [], "missing_prediction", ident(0, 0, 3)),
+            rec("b", "p", [], "evaluated", ident(1, 0, 0)),
+        ],
+        update_scoring=None,
+    )["m1"]
+    assert summary["counts"]["scored"] == 2
+    assert summary["counts"]["missing_predictions"] == 1
+    assert summary["missing_predictions"] == ["a"]
+    # tp 1, fn 3: P 1, R 1/4, F1 2/5
+    assert summary["identification"]["micro"]["f1"] == approx(0.4)
 
 
 def test_missing_identity_field_is_a_clear_error() -> None:
@@ -286,22 +306,27 @@ def test_float_sums_are_order_independent_bitwise() -> None:
 
 
 # --- thresholds -----------------------------------------------------------------------------
+def check_thresholds(summary: dict[str, Any], *, min_f1: float | None, min_update: float | None) -> list[str]:
+    """TEBench's --tebench-min-f1 / --tebench-min-update through the generic gate."""
+    adapter = TebenchAdapter()
+    wanted = [(m, v) for m, v in (("f1", min_f1), ("oa", min_update)) if v is not None]
+    return generic_check(summary, wanted, adapter.metric_value)
 
 
 def test_thresholds_report_one_reason_per_failing_model() -> None:
     summary = summarise(sample_records(), update_scoring="readme")
     # m1 micro F1 = 6/13 = 0.4615 -> "0.462"; m2 micro F1 = 0.
     assert check_thresholds(summary, min_f1=0.5, min_update=None) == [
-        "model 'm1': micro F1 0.462 < required 0.500",
-        "model 'm2': micro F1 0.000 < required 0.500",
+        "model 'm1': f1 0.462 < required 0.500",
+        "model 'm2': f1 0.000 < required 0.500",
     ]
     # m1 OA = 1/3 passes 0.3; m2 has no update block at all, which fails a set threshold.
     assert check_thresholds(summary, min_f1=None, min_update=0.3) == [
-        "model 'm2': no update scores (update OA required >= 0.300)",
+        "model 'm2': oa not measured (no scored items; required >= 0.300)",
     ]
     # Both thresholds failing for one model stay on one line.
     assert check_thresholds(summary, min_f1=0.5, min_update=0.5)[0] == (
-        "model 'm1': micro F1 0.462 < required 0.500; update OA 0.333 < required 0.500"
+        "model 'm1': f1 0.462 < required 0.500; oa 0.333 < required 0.500"
     )
 
 
@@ -315,9 +340,9 @@ def test_thresholds_pass_at_equality_and_when_unset() -> None:
 def test_thresholds_fail_without_scored_items() -> None:
     summary = summarise([rec("a", "p", [], "timeout")], update_scoring=None)
     assert check_thresholds(summary, min_f1=0.1, min_update=None) == [
-        "model 'm1': no scored items (micro F1 required >= 0.100)"
+        "model 'm1': f1 not measured (no scored items; required >= 0.100)"
     ]
     assert check_thresholds({}, min_f1=0.1, min_update=None) == [
-        "no model was evaluated, so no threshold can be met"
+        "no model was evaluated, so no threshold can be met (f1 >= 0.100)"
     ]
     assert check_thresholds({}, min_f1=None, min_update=None) == []

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.report.json_report import build_report
 from pytest_tebench.report.json_report import dumps_report
 from pytest_tebench.report.json_report import read_report
@@ -51,12 +52,16 @@ def records() -> list[dict[str, Any]]:
 
 
 def build(recs: list[dict[str, Any]]) -> dict[str, Any]:
+    adapter = TebenchAdapter()  # identification only: update_scoring None
     return build_report(
         recs,
+        summary=adapter.summarise(recs),
         harness_version="0.1.0",
+        benchmark="tebench",
         dataset="tebench.jsonl",
         predictions="preds.jsonl",
-        update_scoring=None,
+        fields=adapter.report_fields(),
+        record_fields=adapter.record_fields,
         extra={"zeta": 1, "alpha": {"b": 2, "a": 1}},
     )
 
@@ -66,6 +71,7 @@ def test_report_contract() -> None:
     assert list(report) == [
         "schema_version",
         "harness_version",
+        "benchmark",
         "dataset",
         "predictions",
         "update_scoring",

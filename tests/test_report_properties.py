@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_tebench.report.properties import record_to_properties
+from pytest_tebench.benchmarks.tebench.properties import tebench_properties
+from pytest_tebench.report.properties import Property
 from pytest_tebench.report.properties import scalar
+from pytest_tebench.report.properties import record_to_properties as neutral_properties
+
+
+def record_to_properties(record: dict[str, Any]) -> list[Property]:
+    """What an item gets: the neutral properties around TEBench's own."""
+    return neutral_properties(record, tebench_properties(record))
 
 
 def full_record() -> dict[str, Any]:
@@ -46,8 +53,8 @@ def test_full_record() -> None:
         ("tebench.instance_id", "jsoup-1"),
         ("tebench.model", "codex"),
         ("tebench.project", "jsoup"),
-        ("tebench.labels", "breaking,stale"),  # canonical order, deduplicated
         ("tebench.status", "evaluated"),
+        ("tebench.labels", "breaking,stale"),  # canonical order, deduplicated
         ("tebench.apply_method", "git-apply"),
         ("tebench.touched_non_test_files", "pom.xml,src/main/B.java"),
         ("tebench.identification.tp", 1),
@@ -57,7 +64,7 @@ def test_full_record() -> None:
         ("tebench.identification.recall", 1.0),
         ("tebench.identification.f1", 0.5),
         ("tebench.update.s_exec", 1.0),
-        ("tebench.update.s_line", None),
+        ("tebench.update.s_line", ""),  # not measured: empty, never the text "None"
         ("tebench.update.s_branch", 0.25),
         ("tebench.update.s_mod", 0.8),
         ("tebench.update.s_update", 0.62),
@@ -85,16 +92,17 @@ def test_error_record_has_no_score_blocks() -> None:
         ("tebench.instance_id", "x"),
         ("tebench.model", "m"),
         ("tebench.project", "p"),
-        ("tebench.labels", ""),
         ("tebench.status", "error"),
-        ("tebench.apply_method", None),
+        ("tebench.labels", ""),
+        ("tebench.apply_method", ""),
         ("tebench.error", "mvn: could not resolve dependencies"),
     ]
 
 
 def test_values_are_plain_scalars() -> None:
     for _name, value in record_to_properties(full_record()):
-        assert value is None or isinstance(value, str | int | float | bool)
+        assert isinstance(value, str | int | float | bool)
     assert scalar({"a": 1}) == "{'a': 1}"
-    assert scalar(float("nan")) is None
+    assert scalar(float("nan")) == ""
+    assert scalar(None) == ""
     assert scalar({"b", "a"}) == "a,b"

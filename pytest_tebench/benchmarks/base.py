@@ -1,19 +1,23 @@
-"""The benchmark seam: what every benchmark adapter provides to the pytest side.
+"""The benchmark contract: what every benchmark adapter provides to the benchmark-neutral core.
 
-An adapter turns raw dataset rows into instances, prepares a workspace for an
-(instance, prediction) pair, evaluates the prediction there and returns a plain-data result
-record, and summarises records into the per-model summary. TEBench is the first adapter;
-SWE-bench-style patch evaluation and RealCodeJava completion plug in through the
-``pytest_tebench_make_benchmark`` hook without touching the core.
+An adapter turns raw dataset rows into instances, prepares what evaluating an instance needs,
+evaluates one prediction into a plain-data result record, and summarises records per model. It
+also declares what the generic pytest layer shows for it: its markers, the metrics
+``--tebench-fail-under`` may gate on, its JUnit properties and its terminal lines. TEBench is in
+``benchmarks/tebench/``; a plugin or a conftest adds a benchmark through the
+``pytest_tebench_make_benchmark`` hook without touching the core (the test suite has one written
+entirely in a conftest: tests/test_hooks.py).
 
 Process roles: ``load_instances`` runs during collection on every process; ``prepare``,
-``evaluate`` and ``cleanup`` run on the process that runs the item (an xdist worker, or the
-only process); ``summarise`` runs on the controller only, from records.
+``evaluate`` and ``cleanup`` run on the process that runs the item (an xdist worker, or the only
+process); ``summarise``, ``metric_value``, ``summary_lines`` and ``report_fields`` run on the
+controller only, from records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,21 +26,25 @@ from typing import Protocol
 
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.metrics.outcomes import HARNESS_STATUSES
+from pytest_tebench.metrics.outcomes import SCORED_STATUSES
+from pytest_tebench.report.properties import Property
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.workspace.repos import RepositoryStore
 
-#: Every status a result record can carry. Only the first three are model scores.
-SCORED_STATUSES = ("evaluated", "empty", "not_applied")
-HARNESS_STATUSES = ("error", "timeout", "invalid_instance")
+__all__ = ["HARNESS_STATUSES", "SCORED_STATUSES", "BenchmarkAdapter", "BenchmarkInstance", "EvalContext"]
 
 
 @dataclass(frozen=True)
 class BenchmarkInstance:
-    """An instance as the pytest side sees it; ``payload`` is the adapter's own validated data."""
+    """An instance as the core sees it; ``payload`` is the adapter's own validated data."""
 
     instance_id: str
+    #: Grouping for markers and per-project tables (a repository's name, say).
     project: str
+    #: ``owner/name`` of the repository, or "" for benchmarks without one.
     repo: str
+    #: Marker names the adapter gives this instance (registered through ``BenchmarkAdapter.markers``).
     labels: tuple[str, ...]
     origin: str
     payload: Any = None
@@ -44,29 +52,18 @@ class BenchmarkInstance:
     problem: str | None = None
 
 
-@dataclass(frozen=True)
-class UpdateSettings:
-    """How update scoring runs (None in the context when it is switched off)."""
-
-    scoring: str  # "paper" | "reference"
-    jdk: str | None
-    timeout_compile: float
-    timeout_test: float
-    maven_version: str | None
-    #: The Maven local repository shared by every build of the run.
-    maven_repo: Path
-
-
 @dataclass
 class EvalContext:
-    """Per-process services an adapter may use while evaluating an item."""
+    """Per-process services an adapter may use while evaluating an item (benchmark-neutral).
+
+    What is particular to one benchmark (TEBench's scoring, Maven settings) is the adapter's
+    own state, made from the run's option values when the adapter is made.
+    """
 
     cache_dir: Path
     work_dir: Path
     repos: RepositoryStore
-    allow_non_test_edits: bool = False
     keep_workspaces: bool = False
-    update: UpdateSettings | None = None
     #: Returns the process's executor, created on first use (Docker clients are not free).
     executor: Callable[[], Executor] | None = None
 
@@ -76,7 +73,18 @@ class Prepared(Protocol):
 
 
 class BenchmarkAdapter(Protocol):
+    #: The ``--tebench-benchmark`` name.
     name: str
+    #: Marker lines (``"name: description"``) registered when this benchmark runs.
+    markers: tuple[str, ...]
+    #: Metrics ``--tebench-fail-under=METRIC=X`` accepts, with a one-line description each.
+    gate_metrics: Mapping[str, str]
+    #: Thresholds the adapter's own options ask for (e.g. TEBench's ``--tebench-min-f1``).
+    thresholds: tuple[tuple[str, float], ...]
+    #: Whether items run builds through an executor (no executor is made otherwise).
+    uses_executor: bool
+    #: The benchmark's own record fields, in the order the JSON report shows them.
+    record_fields: tuple[str, ...]
 
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
         """Validate rows; a bad row becomes an instance with ``problem`` set, never an exception."""
@@ -93,19 +101,32 @@ class BenchmarkAdapter(Protocol):
     def evaluate(
         self, instance: BenchmarkInstance, prepared: Prepared, prediction: Prediction, context: EvalContext
     ) -> dict[str, Any]:
-        """Evaluate ``prediction``; return the plain-data result record (see docs/report-format.md)."""
+        """Evaluate ``prediction``; return the result record: :func:`base_record` plus the
+        benchmark's own fields (see docs/report-format.md). An empty prediction is scored."""
         ...
 
     def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
         """Remove the workspace unless the user keeps workspaces."""
         ...
 
-    def summarise(self, records: Sequence[dict[str, Any]], *, options: dict[str, Any]) -> dict[str, Any]:
-        """Per-model summary for the JSON report (controller side)."""
+    def summarise(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Per-model summary ``{model: {...}}`` for the JSON report (controller side)."""
         ...
 
-    def summary_lines(self, summary: dict[str, Any]) -> list[str]:
+    def metric_value(self, model_summary: Mapping[str, Any], metric: str) -> float | None:
+        """The value of a gateable metric in one model's summary (None: not measured)."""
+        ...
+
+    def summary_lines(self, summary: Mapping[str, Any]) -> list[str]:
         """Terminal summary lines for the per-model summary."""
+        ...
+
+    def junit_properties(self, record: Mapping[str, Any]) -> list[Property]:
+        """The benchmark's own JUnit properties of a record (the core adds the neutral ones)."""
+        ...
+
+    def report_fields(self) -> dict[str, Any]:
+        """Top-level fields of the JSON report that describe this benchmark's settings."""
         ...
 
 
@@ -118,9 +139,8 @@ def base_record(instance: BenchmarkInstance, prediction: Prediction, status: str
         "labels": list(instance.labels),
         "status": status,
         "error": None,
-        "apply_method": None,
-        "touched_non_test_files": [],
-        "identification": None,
-        "update": None,
+        # which submitted line this is ("run.jsonl:12"): duplicates are records of their own
+        "origin": Path(prediction.origin).name,
+        "extraction": prediction.extraction,
         "timings": {},
     }

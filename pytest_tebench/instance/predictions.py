@@ -40,6 +40,9 @@ class Prediction:
     extraction: str = "as-is"
     #: Why this entry cannot be evaluated (malformed line, missing field, duplicate, unknown id).
     problem: str | None = None
+    #: The model has no line for this instance: scored like an empty patch, status
+    #: ``missing_prediction`` (see :func:`missing_prediction`).
+    missing: bool = False
 
     @property
     def is_empty(self) -> bool:
@@ -161,6 +164,11 @@ def _mark_duplicates(predictions: list[Prediction]) -> list[Prediction]:
             seen[key] = prediction.origin
         marked.append(prediction)
     return marked
+
+
+def missing_prediction(instance_id: str, model: str) -> Prediction:
+    """The stand-in for an instance a model submitted nothing for (it still counts, as empty)."""
+    return Prediction(instance_id, model, "", "(no prediction)", extraction="missing", missing=True)
 
 
 def gold_predictions(instances: Iterable[tuple[str, str]]) -> list[Prediction]:

@@ -2,11 +2,14 @@
 
 Schema (version 1; fields may be added, never renamed or removed without a version bump)::
 
-    {"schema_version": 1, "harness_version": str, "dataset": str, "predictions": str,
-     "update_scoring": str | null,
-     "summary": {model: <metrics.aggregate.summarise() block>},
-     "results": [records sorted by (model_name_or_path, instance_id)],
+    {"schema_version": 1, "harness_version": str, "benchmark": str, "dataset": str,
+     "predictions": str, <the benchmark's own fields, e.g. TEBench's "update_scoring">,
+     "summary": {model: <the adapter's summary of that model>},
+     "results": [records sorted by (model_name_or_path, instance_id, origin)],
      "extra": {...}}
+
+Benchmark-neutral: the summary is the adapter's (``BenchmarkAdapter.summarise``), passed in as
+it is; this module only orders, rounds and writes.
 
 The report is meant to be diffed between runs, so it is fully deterministic: results are
 deduplicated and sorted, record keys follow a fixed order, nested mappings in records are
@@ -22,12 +25,12 @@ import os
 import tempfile
 from collections.abc import Iterable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_tebench.benchmarks.tebench.aggregate import Record
-from pytest_tebench.benchmarks.tebench.aggregate import dedupe_records
-from pytest_tebench.benchmarks.tebench.aggregate import summarise
+#: A result record (plain, JSON-ready).
+Record = Mapping[str, Any]
 
 SCHEMA_VERSION = 1
 #: Decimals kept for every float in the report.
@@ -41,11 +44,7 @@ _RECORD_KEY_ORDER: tuple[str, ...] = (
     "labels",
     "status",
     "error",
-    "apply_method",
-    "touched_non_test_files",
-    "identification",
-    "update",
-    "timings",
+    "origin",
 )
 
 
@@ -78,40 +77,65 @@ def _sorted_mapping(value: Any) -> Any:
     return value
 
 
-def canonical_record(record: Record) -> dict[str, Any]:
-    """A record with a fixed top-level key order and key-sorted nested mappings."""
-    known = [key for key in _RECORD_KEY_ORDER if key in record]
-    rest = sorted((key for key in record if key not in _RECORD_KEY_ORDER), key=str)
+def canonical_record(record: Record, fields: Sequence[str] = ()) -> dict[str, Any]:
+    """A record with a fixed top-level key order (the neutral fields, then the benchmark's own
+    ``fields``, then any other key sorted) and key-sorted nested mappings."""
+    order = [*_RECORD_KEY_ORDER, *(key for key in fields if key not in _RECORD_KEY_ORDER)]
+    known = [key for key in order if key in record]
+    rest = sorted((key for key in record if key not in order), key=str)
     return {str(key): _sorted_mapping(record[key]) for key in [*known, *rest]}
 
 
 def build_report(
     records: Iterable[Record],
     *,
+    summary: Mapping[str, Any],
     harness_version: str,
+    benchmark: str,
     dataset: str,
     predictions: str,
-    update_scoring: str | None,
+    fields: Mapping[str, Any] | None = None,
+    record_fields: Sequence[str] = (),
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the full report from raw result records (any order, duplicates allowed).
+    """Assemble the full report from result records (one per item, any order) and the adapter's
+    per-model ``summary``.
 
-    ``extra`` is free-form run metadata (configuration, timestamps, host) stored under the
-    ``"extra"`` key so it can never shadow a schema field.
+    ``fields`` are the benchmark's own top-level fields, ``record_fields`` the order of its own
+    fields in a record; ``extra`` is free-form run metadata
+    (configuration, timestamps, host) stored under the ``"extra"`` key so it can never shadow a
+    schema field.
     """
-    unique = dedupe_records(records)
+    ordered = sorted(records, key=_record_order)
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "harness_version": harness_version,
+        "benchmark": benchmark,
         "dataset": dataset,
         "predictions": predictions,
-        "update_scoring": update_scoring,
-        "summary": summarise(unique, update_scoring=update_scoring),
-        "results": [canonical_record(record) for record in unique],
+        **{key: value for key, value in (fields or {}).items() if key not in _TOP_LEVEL},
+        # the adapter's order (labels in the paper's order, models sorted) is part of its contract
+        "summary": dict(summary),
+        "results": [canonical_record(record, record_fields) for record in ordered],
         "extra": _sorted_mapping(dict(extra or {})),
     }
     rounded: dict[str, Any] = round_floats(report)
     return rounded
+
+
+_TOP_LEVEL = (
+    "schema_version",
+    "harness_version",
+    "benchmark",
+    "dataset",
+    "predictions",
+    "summary",
+    "results",
+)
+
+
+def _record_order(record: Record) -> tuple[str, str, str]:
+    return (str(record["model_name_or_path"]), str(record["instance_id"]), str(record.get("origin", "")))
 
 
 def dumps_report(report: Mapping[str, Any]) -> str:

@@ -5,8 +5,11 @@ pair, with ``str(value)``. CI dashboards (GitLab, Jenkins, junitparser scripts) 
 flat scalars there, so nested blocks become dotted names under one ``tebench.`` namespace and
 lists become comma-joined strings.
 
-Property order is fixed (identity, outcome, identification, update, timings, error) so the XML
-is stable between runs. Floats are rounded to 6 decimals like the JSON report.
+The neutral fields come from here (identity and status first, timings and error last); the
+benchmark's own ones (TEBench's labels and scores, SWE-bench's resolution) come from its
+adapter's ``junit_properties`` and go in between. Order is fixed so the XML is stable between
+runs. Floats are rounded to 6 decimals like the JSON report; a value that does not exist is an
+empty string, never the text "None".
 """
 
 from __future__ import annotations
@@ -14,65 +17,54 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
-
-from pytest_tebench.benchmarks.tebench.aggregate import UPDATE_COMPONENTS
-from pytest_tebench.benchmarks.tebench.aggregate import Record
-from pytest_tebench.benchmarks.tebench.aggregate import labels_of
 
 #: A JUnit property value: plain scalars only.
 Scalar = str | int | float | bool | None
 Property = tuple[str, Scalar]
 
 PREFIX = "tebench."
-_IDENTIFICATION_FIELDS: tuple[str, ...] = ("tp", "fp", "fn", "precision", "recall", "f1")
-_UPDATE_FIELDS: tuple[str, ...] = (*UPDATE_COMPONENTS, "s_update", "gt_has_coverage_change")
 _FLOAT_DECIMALS = 6
 
 
 def scalar(value: Any) -> Scalar:
     """Coerce ``value`` to a JUnit-friendly scalar.
 
-    Floats are rounded (non-finite ones become ``None``), sequences are comma-joined, anything
-    else non-scalar is stringified rather than dropped, so no information silently vanishes.
+    Floats are rounded (non-finite ones become ""), sequences are comma-joined, ``None`` is "",
+    anything else non-scalar is stringified rather than dropped, so no information silently
+    vanishes.
     """
-    if value is None or isinstance(value, bool | int | str):
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
-        return round(value, _FLOAT_DECIMALS) + 0.0 if math.isfinite(value) else None
+        return round(value, _FLOAT_DECIMALS) + 0.0 if math.isfinite(value) else ""
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
         return ",".join(str(item) for item in items)
     return str(value)
 
 
-def _block(name: str, block: Mapping[str, Any] | None, fields: Iterable[str]) -> list[Property]:
+def block_properties(name: str, block: Mapping[str, Any] | None, fields: Iterable[str]) -> list[Property]:
+    """``tebench.<name>.<field>`` for each of ``fields`` present in ``block``."""
     if block is None:
         return []
     return [(f"{PREFIX}{name}.{field}", scalar(block.get(field))) for field in fields if field in block]
 
 
-def record_to_properties(record: Record) -> list[Property]:
-    """The record as ordered ``(name, scalar)`` pairs, ready for ``item.user_properties``.
-
-    Always present: instance_id, model, project, labels, status, apply_method. Present when the
-    record has them: identification and update scores, non-test files the prediction touched,
-    per-phase timings, and the error message.
-    """
+def record_to_properties(record: Mapping[str, Any], benchmark: Sequence[Property] = ()) -> list[Property]:
+    """The record as ordered ``(name, scalar)`` pairs, ready for ``item.user_properties``:
+    identity and status, then the benchmark's own ``benchmark`` properties, then per-phase
+    timings and the error message when there is one."""
     properties: list[Property] = [
         (f"{PREFIX}instance_id", scalar(record.get("instance_id"))),
         (f"{PREFIX}model", scalar(record.get("model_name_or_path"))),
         (f"{PREFIX}project", scalar(record.get("project"))),
-        # Canonical label order (breaking, stale, missing) regardless of how the dataset lists them.
-        (f"{PREFIX}labels", ",".join(labels_of(record))),
         (f"{PREFIX}status", scalar(record.get("status"))),
-        (f"{PREFIX}apply_method", scalar(record.get("apply_method"))),
     ]
-    touched = record.get("touched_non_test_files") or []
-    if touched:
-        properties.append((f"{PREFIX}touched_non_test_files", scalar(sorted(str(p) for p in touched))))
-    properties += _block("identification", record.get("identification"), _IDENTIFICATION_FIELDS)
-    properties += _block("update", record.get("update"), _UPDATE_FIELDS)
+    properties += benchmark
     timings = record.get("timings") or {}
     properties += [(f"{PREFIX}timings.{phase}", scalar(timings[phase])) for phase in sorted(timings)]
     if record.get("error"):

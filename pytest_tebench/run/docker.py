@@ -170,12 +170,15 @@ def _at_least(version: str, minimum: tuple[int, ...]) -> bool:
     return parts >= minimum
 
 
-def pick_jdk(requested: int, available: Iterable[int]) -> int:
-    """The oldest available JDK that is at least ``requested`` (a Java 7 build runs on 8)."""
-    fitting = sorted(version for version in available if version >= requested)
-    if not fitting:
-        raise HarnessError(f"the Docker image has no JDK >= {requested} (it has {sorted(available)})")
-    return fitting[0]
+def image_jdk(requested: int | None, available: Iterable[int]) -> int:
+    """The image's JDK a step runs with: exactly the one it names (the Java build layer chose it
+    from ``java_versions()``), or the image's first one for a step that names none."""
+    have = sorted(available)
+    if requested is None:
+        return have[0]
+    if requested not in have:
+        raise HarnessError(f"the Docker image has no JDK {requested} (it has {have})")
+    return requested
 
 
 # --------------------------------------------------------------------------- ownership
@@ -379,7 +382,7 @@ class DockerExecutor:
         if maven_home is not None:
             mounts.append(docker.types.Mount(CONTAINER_MAVEN_DIST, maven_home, type="bind", read_only=True))
             argv = (f"{CONTAINER_MAVEN_DIST}/bin/mvn", *argv[1:])
-        home = docker_image.java_home(pick_jdk(step.java_version, self._recipe.jdks))
+        home = docker_image.java_home(image_jdk(step.java_version, self._recipe.jdks))
         uid, gid = self._user()
         env = {
             **dict(step_env),
@@ -540,7 +543,6 @@ class DockerExecutor:
         finally:
             self._live.pop(container.id, None)
 
-    @property
     def java_versions(self) -> tuple[int, ...]:
         """Feature versions of the JDKs in the image."""
         return tuple(self._recipe.jdks)

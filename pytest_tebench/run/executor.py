@@ -32,8 +32,9 @@ class BuildStep:
     argv: tuple[str, ...]
     #: Wall-clock limit in seconds; the executor kills the step when it is exceeded.
     timeout: float
-    #: Java feature version the step needs (8, 11, 17, ...); the executor maps it to a JDK.
-    java_version: int = 17
+    #: Java feature version the step needs (8, 11, 17, ...; one of the executor's
+    #: ``java_versions()``); the executor maps it to a JDK. None: not a Java step.
+    java_version: int | None = 17
     #: Extra environment variables (JAVA_HOME is the executor's business, not the step's).
     env: tuple[tuple[str, str], ...] = ()
     #: Whether the step may use the network (dependency warm-up); evaluation steps may not.
@@ -95,7 +96,17 @@ class Executor(Protocol):
     def run(self, workspace: Path, step: BuildStep, *, maven_repo: Path) -> StepResult:
         """Run ``step`` with ``workspace`` as the working directory and ``maven_repo`` as the
         Maven local repository. Must never raise for a failing or timed-out command; raise
-        :class:`~pytest_tebench.errors.HarnessError` only when the executor itself is broken."""
+        :class:`~pytest_tebench.errors.HarnessError` only when the executor itself is broken.
+
+        Contract: when ``run`` returns, everything the step wrote is in ``workspace`` on this
+        host (reports, coverage files), readable by the caller; nothing else is promised."""
+        ...
+
+    def java_versions(self) -> tuple[int, ...]:
+        """Feature versions of the JDKs this executor can run a step with (empty: none).
+
+        Steps name one of these in ``BuildStep.java_version``; choosing among them is the Java
+        build layer's job (:func:`pytest_tebench.run.maven.jdk.choose_java_version`)."""
         ...
 
     def close(self) -> None:

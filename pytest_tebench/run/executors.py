@@ -1,24 +1,51 @@
-"""Create the executor a run asked for, and choose a JDK the executor has.
+"""Create the executor a run asked for.
 
-``--tebench-executor`` is ``local`` (host JDKs and Maven), ``docker`` (the sandbox image) or
-``auto`` (Docker when an engine answers, else local). Both the pytest plugin and the
-``tebench`` command come through here, so they build and score identically.
+``--tebench-executor`` is ``auto`` (the default: Docker when an engine answers, else local with a
+warning), ``docker`` (the sandbox image) or ``local`` (host JDKs and Maven, unsandboxed); plugins
+add their own names through the ``pytest_tebench_make_executor`` hook. Both the pytest plugin
+and the ``tebench`` command come through here, so they build and score identically.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven.jdk import JdkInstall
-from pytest_tebench.run.maven.jdk import choose_jdk
 from pytest_tebench.run.maven.jdk import discover_jdks
 from pytest_tebench.run.maven.jdk import read_jdk
+from pytest_tebench.settings import OptionSpec
+from pytest_tebench.settings import cpus
+from pytest_tebench.settings import memory
 
 EXECUTORS = ("local", "docker", "auto")
+DEFAULT_EXECUTOR = "auto"
+#: Said once per run when ``auto`` found no engine and predictions ran on the host.
+UNSANDBOXED_WARNING = (
+    "WARNING: no Docker engine answered, so predictions ran unsandboxed on this machine "
+    "(--tebench-executor=auto fell back to local). Start one (e.g. scripts/ensure-docker) to sandbox "
+    "them, or pass --tebench-executor=local to run locally on purpose."
+)
+
+EXECUTOR_OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "executor", metavar="NAME", default=DEFAULT_EXECUTOR,
+        help="Where builds run: 'auto' (Docker when an engine answers, else local with a warning), "
+        "'docker' (sandboxed, offline) or 'local' (host JDK and Maven, unsandboxed); plugins add more. "
+        "Default: %(default)s.",
+    ),
+    OptionSpec("image", metavar="NAME",
+               help="Docker image for builds instead of the locally built pytest-tebench/java image."),
+    OptionSpec("docker-memory", metavar="SIZE", default="4g", type=memory,
+               help="Memory limit of a build container (e.g. 4g, 512m). Default: %(default)s."),
+    OptionSpec("docker-cpus", metavar="N", type=cpus, default=2.0,
+               help="CPU limit of a build container. Default: %(default)s."),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -31,6 +58,18 @@ class ExecutorOptions:
     cpus: float = 2.0
     maven_cache: Path | None = None
     run_id: str | None = None
+
+    @classmethod
+    def from_values(cls, name: str, values: Mapping[str, Any], **extra: Any) -> ExecutorOptions:
+        """Executor options of a run from its option values (``EXECUTOR_OPTIONS`` and ``jdk``)."""
+        return cls(
+            name=name,
+            jdk=values.get("jdk"),
+            image=values.get("image"),
+            memory=str(values.get("docker_memory") or "4g"),
+            cpus=float(values.get("docker_cpus") or 2.0),
+            **extra,
+        )
 
 
 def docker_available() -> bool:
@@ -100,23 +139,3 @@ def local_jdks(override: str | None) -> dict[int, JdkInstall]:
             )
         jdks[found.version] = found
     return jdks
-
-
-def java_versions(executor: Executor) -> tuple[int, ...]:
-    """Feature versions of the JDKs the executor can run."""
-    versions = getattr(executor, "java_versions", None)
-    if versions is not None:
-        return tuple(sorted(versions))
-    jdks = getattr(executor, "jdks", None)  # LocalExecutor: {version: home}
-    if isinstance(jdks, dict):
-        return tuple(sorted(jdks))
-    raise HarnessError(f"executor {executor.name!r} does not say which JDKs it has (java_versions)")
-
-
-def choose_java_version(executor: Executor, level: int, override: str | None) -> int:
-    """The JDK feature version a build at ``level`` runs with on ``executor``."""
-    available = {v: JdkInstall(v, Path(f"/jdk/{v}"), str(v)) for v in java_versions(executor)}
-    if override and not override.isdigit():
-        found = read_jdk(Path(override))
-        return found.version if found is not None else choose_jdk(level, available).version
-    return choose_jdk(level, available, int(override) if override else None).version

@@ -75,6 +75,9 @@ class LocalExecutor:
         self.maven_cache = maven_cache or default_maven_cache()
         self.tail_lines = tail_lines
 
+    def java_versions(self) -> tuple[int, ...]:
+        return tuple(sorted(self.jdks))
+
     def java_home(self, version: int) -> Path:
         home = self.jdks.get(version)
         if home is None or not (home / "bin" / "java").is_file():
@@ -82,7 +85,7 @@ class LocalExecutor:
             raise HarnessError(f"no JDK {version} on this host (found: {have})")
         return home
 
-    def _program(self, step: BuildStep, java_home: Path) -> str:
+    def _program(self, step: BuildStep, java_home: Path | None) -> str:
         program = step.argv[0]
         if program == "mvn":
             if step.maven_version:
@@ -91,15 +94,16 @@ class LocalExecutor:
             if found is None:
                 raise HarnessError("mvn is not on PATH; install Maven or set a maven_version to download")
             return found
-        if program == "java":
+        if program == "java" and java_home is not None:
             return str(java_home / "bin" / "java")
         return program
 
-    def _environment(self, step: BuildStep, java_home: Path) -> dict[str, str]:
+    def _environment(self, step: BuildStep, java_home: Path | None) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if key not in SCRUBBED_ENV}
         env.update(step.env)
-        env["JAVA_HOME"] = str(java_home)
-        env["PATH"] = os.pathsep.join([str(java_home / "bin"), os.environ.get("PATH", "")])
+        if java_home is not None:
+            env["JAVA_HOME"] = str(java_home)
+            env["PATH"] = os.pathsep.join([str(java_home / "bin"), os.environ.get("PATH", "")])
         # Debian's and Maven's launch scripts source /etc/mavenrc and ~/.mavenrc, which can
         # override JAVA_HOME; the step's choice must win.
         env["MAVEN_SKIP_RC"] = "true"
@@ -113,7 +117,8 @@ class LocalExecutor:
         step = expand_placeholders(
             step, workspace=str(workspace.resolve()), maven_repo=str(maven_repo.resolve())
         )
-        java_home = self.java_home(step.java_version)
+        # a step that names no Java version (a non-Java benchmark's) needs no JDK on this host
+        java_home = None if step.java_version is None else self.java_home(step.java_version)
         argv = (self._program(step, java_home), *step.argv[1:])
         env = self._environment(step, java_home)
         tail: deque[str] = deque(maxlen=self.tail_lines)
@@ -161,7 +166,7 @@ class LocalExecutor:
             timed_out=timed_out,
             duration=duration,
             output="".join(tail),
-            runtime=str(java_home),
+            runtime=str(java_home or ""),
             extra={"executor": self.name, "maven": argv[0] if step.argv[0] == "mvn" else ""},
         )
 

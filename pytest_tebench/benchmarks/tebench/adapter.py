@@ -11,8 +11,10 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
@@ -22,7 +24,8 @@ from pytest_tebench.benchmarks.base import base_record
 from pytest_tebench.benchmarks.tebench.aggregate import summarise
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import test_changes
-from pytest_tebench.benchmarks.tebench.terminal import format_counts_line
+from pytest_tebench.benchmarks.tebench.properties import tebench_properties
+from pytest_tebench.benchmarks.tebench.settings import TebenchSettings
 from pytest_tebench.benchmarks.tebench.terminal import format_identification_table
 from pytest_tebench.benchmarks.tebench.terminal import format_update_table
 from pytest_tebench.benchmarks.tebench.update import GoldReference
@@ -32,10 +35,26 @@ from pytest_tebench.errors import HarnessError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.metrics.scores import set_scores
+from pytest_tebench.report.properties import Property
+from pytest_tebench.report.terminal import format_counts_line
+from pytest_tebench.report.terminal import format_ids
 from pytest_tebench.workspace.checkout import PatchDoesNotApply
 from pytest_tebench.workspace.checkout import Workspace
 
 LABELS = ("breaking", "stale", "missing")
+MARKERS = (
+    "breaking: the instance's gold patch fixes existing tests that break on V-0.5",
+    "stale: the instance's gold patch updates existing tests that still pass on V-0.5",
+    "missing: the instance's gold patch adds new tests",
+)
+#: ``--tebench-fail-under`` metrics: name -> (where in a model's summary, description).
+GATE_METRICS: dict[str, tuple[tuple[str, ...], str]] = {
+    "f1": (("identification", "micro", "f1"), "micro identification F1"),
+    "precision": (("identification", "micro", "precision"), "micro identification precision"),
+    "recall": (("identification", "micro", "recall"), "micro identification recall"),
+    "macro_f1": (("identification", "macro", "f1"), "macro identification F1"),
+    "oa": (("update", "oa"), "update score OA (mean s_update)"),
+}
 _SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _SLUG = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
@@ -63,6 +82,21 @@ class TebenchPrepared:
 
 class TebenchAdapter:
     name = "tebench"
+    markers = MARKERS
+    gate_metrics = {name: description for name, (_, description) in GATE_METRICS.items()}
+    record_fields = ("apply_method", "touched_non_test_files", "identification", "update", "timings")
+
+    def __init__(self, settings: TebenchSettings | None = None) -> None:
+        self.settings = settings or TebenchSettings()
+        self.thresholds: tuple[tuple[str, float], ...] = tuple(
+            (metric, value)
+            for metric, value in (("f1", self.settings.min_f1), ("oa", self.settings.min_update))
+            if value is not None
+        )
+
+    @property
+    def uses_executor(self) -> bool:
+        return self.settings.update is not None
 
     # -- collection (every process) -----------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
@@ -106,10 +140,12 @@ class TebenchAdapter:
         prepared = TebenchPrepared(
             workspace, gold, {"repository": located - started, "workspace": done - located}
         )
-        if context.update is not None:
+        if self.settings.update is not None:
             # gold's build is harness work: an invalid or unbuildable gold is an error here, never a score
             try:
-                prepared.reference = UpdateEvaluator(context).gold(_content_key(payload), workspace, gold)
+                prepared.reference = UpdateEvaluator(context, self.settings.update).gold(
+                    _content_key(payload), workspace, gold
+                )
             except BaseException:
                 workspace.remove()
                 raise
@@ -121,37 +157,38 @@ class TebenchAdapter:
     ) -> dict[str, Any]:
         assert isinstance(prepared, TebenchPrepared)
         gold_items = prepared.gold.items
-        record = base_record(instance, prediction, "evaluated")
+        record = _record(instance, prediction, "evaluated")
         record["timings"] = dict(prepared.timings)
         if context.keep_workspaces:
             record["workspace"] = str(prepared.workspace.path)
         if prediction.is_empty:
             record["status"] = "empty"
             record["identification"] = _identification(gold_items, [])
-            record["update"] = _failed_update(prepared, context)
+            record["update"] = self._failed_update(prepared)
             return record
         started = time.perf_counter()
         workspace = prepared.workspace
         try:
             applied = workspace.commit_prediction(
-                prediction.patch, allow_non_test_edits=context.allow_non_test_edits
+                prediction.patch, allow_non_test_edits=self.settings.allow_non_test_edits
             )
         except PatchDoesNotApply as exc:
             record["status"] = "not_applied"
             record["error"] = f"{exc}\n{exc.details}".strip()
             record["identification"] = _identification(gold_items, [])
-            record["update"] = _failed_update(prepared, context)
+            record["update"] = self._failed_update(prepared)
             return record
         record["apply_method"] = applied.method
         record["touched_non_test_files"] = list(applied.touched_non_test_files)
         predicted = test_changes(workspace.changed_files("v-0.5", "prediction"))
         record["identification"] = _identification(gold_items, predicted.items)
         record["timings"]["apply_and_identify"] = time.perf_counter() - started
-        if context.update is not None and prepared.reference is not None:
+        update = self.settings.update
+        if update is not None and prepared.reference is not None:
             started = time.perf_counter()
             try:
-                record["update"] = UpdateEvaluator(context).evaluate(
-                    workspace, prepared.reference, prepared.gold, predicted, context.update.scoring
+                record["update"] = UpdateEvaluator(context, update).evaluate(
+                    workspace, prepared.reference, prepared.gold, predicted, update.scoring
                 )
             except UpdateTimeout as exc:
                 record["status"] = "timeout"
@@ -171,8 +208,8 @@ class TebenchAdapter:
             prepared.workspace.remove()
 
     # -- reporting (controller) ---------------------------------------------------------
-    def summarise(self, records: Sequence[dict[str, Any]], *, options: dict[str, Any]) -> dict[str, Any]:
-        summary = summarise(records, update_scoring=options.get("update_scoring"))
+    def summarise(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        summary = summarise(records, update_scoring=self.settings.scoring)
         for model, model_summary in summary.items():
             executors = sorted(
                 {str((r.get("update") or {}).get("executor")) for r in records
@@ -181,7 +218,13 @@ class TebenchAdapter:
             model_summary["executors"] = executors
         return summary
 
-    def summary_lines(self, summary: dict[str, Any]) -> list[str]:
+    def metric_value(self, model_summary: Mapping[str, Any], metric: str) -> float | None:
+        value: Any = model_summary
+        for key in GATE_METRICS[metric][0]:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        return None if value is None else float(value)
+
+    def summary_lines(self, summary: Mapping[str, Any]) -> list[str]:
         lines: list[str] = []
         for model, model_summary in summary.items():
             executors = ", ".join(model_summary.get("executors") or [])
@@ -190,8 +233,47 @@ class TebenchAdapter:
             lines.extend(format_identification_table(model, model_summary))
             if model_summary.get("update"):
                 lines.extend(format_update_table(model, model_summary))
+            lines.extend(
+                format_ids("no prediction (scored as empty)", model_summary.get("missing_predictions") or [])
+            )
             lines.append("")
         return lines
+
+    def junit_properties(self, record: Mapping[str, Any]) -> list[Property]:
+        return tebench_properties(record)
+
+    def report_fields(self) -> dict[str, Any]:
+        return {"update_scoring": self.settings.scoring}
+
+    def _failed_update(self, prepared: TebenchPrepared) -> dict[str, Any] | None:
+        """An empty or unapplicable prediction scores 0 on every update metric (a model failure)."""
+        if self.settings.update is None or prepared.reference is None:
+            return None
+        has_change = bool(prepared.reference.coverage_has_change)
+        return {
+            "s_exec": 0.0,
+            "s_line": 0.0 if has_change else None,
+            "s_branch": 0.0 if has_change and prepared.reference.has_branches else None,
+            "s_mod": 0.0,
+            "s_update": 0.0,
+            "gt_has_coverage_change": has_change,
+            "scoring": self.settings.update.scoring,
+            "status": "not_run",
+        }
+
+
+def _record(instance: BenchmarkInstance, prediction: Prediction, status: str) -> dict[str, Any]:
+    """The neutral record plus TEBench's own fields."""
+    record = base_record(instance, prediction, status)
+    record.update(
+        {
+            "apply_method": None,
+            "touched_non_test_files": [],
+            "identification": None,
+            "update": None,
+        }
+    )
+    return record
 
 
 def _identification(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
@@ -214,23 +296,6 @@ def _content_key(payload: TebenchInstance) -> dict[str, str]:
     for part in (payload.repo, payload.v_minus_1_commit, payload.source_patch, payload.test_patch):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return {"instance_id": payload.instance_id, "content": digest.hexdigest()}
-
-
-def _failed_update(prepared: TebenchPrepared, context: EvalContext) -> dict[str, Any] | None:
-    """An empty or unapplicable prediction scores 0 on every update metric (a model failure)."""
-    if context.update is None or prepared.reference is None:
-        return None
-    has_change = bool(prepared.reference.coverage_has_change)
-    return {
-        "s_exec": 0.0,
-        "s_line": 0.0 if has_change else None,
-        "s_branch": 0.0 if has_change and prepared.reference.has_branches else None,
-        "s_mod": 0.0,
-        "s_update": 0.0,
-        "gt_has_coverage_change": has_change,
-        "scoring": context.update.scoring,
-        "status": "not_run",
-    }
 
 
 # -- validation ---------------------------------------------------------------------------
@@ -312,3 +377,8 @@ def _labels(data: dict[str, Any]) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"field 'labels' has unknown label(s) {unknown}; allowed: {list(LABELS)}")
     return tuple(label for label in LABELS if label in labels)
+
+
+def create_adapter(values: Mapping[str, Any], cache_dir: Path) -> TebenchAdapter:
+    """The adapter for a run, from its option values (``TEBENCH_OPTIONS``, keyed by dest)."""
+    return TebenchAdapter(TebenchSettings.from_values(values, cache_dir))

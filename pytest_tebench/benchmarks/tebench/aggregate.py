@@ -21,9 +21,12 @@ Decisions, all following the reference harness notes (sections 2.6 and 3.7):
 * Update OA is the arithmetic mean of per-item ``s_update`` over scored items with an update
   block; per-label OA is the mean over the items carrying the label.
 
-Determinism: records are deduplicated by (model, instance_id), the last one winning (a rerun
-replaces its earlier attempt), and then processed in (model, instance_id) order, so the
-summary does not depend on the order in which pytest-xdist workers finished.
+Determinism: there is one record per item (per submitted line: a duplicate line is an error
+record of its own, never a replacement of the scored one), processed in (model, instance_id,
+origin) order, so the summary does not depend on the order in which pytest-xdist workers finished.
+
+Statuses (``metrics/outcomes.py``): ``missing_prediction`` (an instance the model has no line
+for) is scored like ``empty``: all of gold is FN, every update score 0.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
 
+from pytest_tebench.metrics.outcomes import ids_with_status
+from pytest_tebench.metrics.outcomes import is_scored
+from pytest_tebench.metrics.outcomes import status_counts
 from pytest_tebench.metrics.scores import LABELS
 from pytest_tebench.metrics.scores import mean
 from pytest_tebench.metrics.scores import prf
@@ -40,39 +46,8 @@ from pytest_tebench.metrics.scores import prf
 #: A result record as produced by the item runner (plain, JSON-ready).
 Record = Mapping[str, Any]
 
-#: Statuses whose record is a model score (possibly a zero one).
-SCORED_STATUSES: frozenset[str] = frozenset({"evaluated", "empty", "not_applied"})
-#: Statuses that are harness failures; listed under ``errors``.
-ERROR_STATUSES: frozenset[str] = frozenset({"error", "timeout"})
-INVALID_STATUS = "invalid_instance"
-
 #: The component scores of the update stage, in the order the paper describes them.
 UPDATE_COMPONENTS: tuple[str, ...] = ("s_exec", "s_line", "s_branch", "s_mod")
-
-#: Number of decimals thresholds are compared at: the precision of the JSON report, so the
-#: gate and the published number always agree.
-_THRESHOLD_DECIMALS = 6
-
-
-def record_key(record: Record) -> tuple[str, str]:
-    """The identity of a record: ``(model_name_or_path, instance_id)``."""
-    try:
-        return str(record["model_name_or_path"]), str(record["instance_id"])
-    except KeyError as exc:
-        raise ValueError(f"result record lacks required field {exc.args[0]!r}: {dict(record)!r}") from None
-
-
-def dedupe_records(records: Iterable[Record]) -> list[Record]:
-    """Keep the last record per (model, instance_id) and sort by that key."""
-    latest: dict[tuple[str, str], Record] = {}
-    for record in records:
-        latest[record_key(record)] = record
-    return [latest[key] for key in sorted(latest)]
-
-
-def is_scored(record: Record) -> bool:
-    """Whether a record's numbers belong in the model's scores."""
-    return record.get("status") in SCORED_STATUSES
 
 
 def summarise(records: Iterable[Record], *, update_scoring: str | None) -> dict[str, dict[str, Any]]:
@@ -83,39 +58,33 @@ def summarise(records: Iterable[Record], *, update_scoring: str | None) -> dict[
     self-describing.
     """
     by_model: dict[str, list[Record]] = {}
-    for record in dedupe_records(records):
-        by_model.setdefault(record_key(record)[0], []).append(record)
+    # one record per submitted line: a duplicate line is its own (error) record, never a
+    # replacement of the scored one
+    for record in sorted(records, key=_order):
+        by_model.setdefault(str(record["model_name_or_path"]), []).append(record)
     return {model: _summarise_model(by_model[model], update_scoring) for model in sorted(by_model)}
+
+
+def _order(record: Record) -> tuple[str, str, str]:
+    try:
+        return (str(record["model_name_or_path"]), str(record["instance_id"]), str(record.get("origin", "")))
+    except KeyError as exc:
+        raise ValueError(f"result record lacks required field {exc.args[0]!r}: {dict(record)!r}") from None
 
 
 def _summarise_model(records: Sequence[Record], update_scoring: str | None) -> dict[str, Any]:
     scored = [record for record in records if is_scored(record)]
     return {
-        "counts": _counts(records),
+        "counts": status_counts(records),
         "identification": _identification(scored),
         "update": _update(scored, update_scoring),
         "errors": sorted(
-            str(r["instance_id"]) for r in records if not is_scored(r) and r.get("status") != INVALID_STATUS
+            str(r["instance_id"])
+            for r in records
+            if not is_scored(r) and r.get("status") != "invalid_instance"
         ),
-        "invalid_instances": sorted(
-            str(r["instance_id"]) for r in records if r.get("status") == INVALID_STATUS
-        ),
-    }
-
-
-def _counts(records: Sequence[Record]) -> dict[str, int]:
-    statuses = [record.get("status") for record in records]
-    known = SCORED_STATUSES | ERROR_STATUSES | {INVALID_STATUS}
-    return {
-        "items": len(records),
-        "scored": sum(1 for s in statuses if s in SCORED_STATUSES),
-        "evaluated": statuses.count("evaluated"),
-        "empty": statuses.count("empty"),
-        "not_applied": statuses.count("not_applied"),
-        # Unknown statuses join the errors so that the counts always add up to ``items``.
-        "errors": sum(1 for s in statuses if s == "error" or s not in known),
-        "timeouts": statuses.count("timeout"),
-        "invalid_instances": statuses.count(INVALID_STATUS),
+        "invalid_instances": ids_with_status(records, ["invalid_instance"]),
+        "missing_predictions": ids_with_status(records, ["missing_prediction"]),
     }
 
 
@@ -212,44 +181,3 @@ def _update(scored: Sequence[Record], update_scoring: str | None) -> dict[str, A
         "no_coverage_change": sum(1 for block in blocks if block.get("gt_has_coverage_change") is False),
         "scoring": update_scoring,
     }
-
-
-def check_thresholds(
-    summary: Mapping[str, Mapping[str, Any]],
-    *,
-    min_f1: float | None,
-    min_update: float | None,
-) -> list[str]:
-    """Reasons the run misses its quality gates: one line per failing model, empty when all pass.
-
-    ``min_f1`` applies to the micro identification F1, ``min_update`` to the update OA, both
-    as fractions in [0, 1]. A model without scored items fails any threshold that is set: a
-    gate that passes because nothing was measured would hide a broken run. For the same reason
-    an empty summary fails when a threshold is set.
-    """
-    if min_f1 is None and min_update is None:
-        return []
-    if not summary:
-        return ["no model was evaluated, so no threshold can be met"]
-    reasons: list[str] = []
-    for model in sorted(summary):
-        model_summary = summary[model]
-        problems: list[str] = []
-        if min_f1 is not None:
-            f1 = model_summary["identification"]["micro"]["f1"]
-            problems += _below("micro F1", f1, min_f1, "no scored items")
-        if min_update is not None:
-            update = model_summary.get("update")
-            oa = update.get("oa") if update else None
-            problems += _below("update OA", oa, min_update, "no update scores")
-        if problems:
-            reasons.append(f"model {model!r}: " + "; ".join(problems))
-    return reasons
-
-
-def _below(name: str, value: float | None, required: float, missing: str) -> list[str]:
-    if value is None:
-        return [f"{missing} ({name} required >= {required:.3f})"]
-    if round(value, _THRESHOLD_DECIMALS) < required:
-        return [f"{name} {value:.3f} < required {required:.3f}"]
-    return []

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.benchmarks.tebench.adapter import TebenchInstance
 from pytest_tebench.errors import HarnessError
@@ -48,7 +49,6 @@ from pytest_tebench.instance.datasets import describe_dataset
 from pytest_tebench.instance.datasets import load_records
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git
-from pytest_tebench.workspace.repos import DEFAULT_URL_TEMPLATE
 from pytest_tebench.workspace.repos import RepositoryStore
 
 EXPORT_FORMAT = "pytest-tebench-export/1"
@@ -84,12 +84,8 @@ class ExportMetadata:
 class ExportConfig:
     dataset: str
     out: Path
-    cache_dir: Path
     keyword: str = ""
     split: str = "test"
-    repos: Sequence[Path] = ()
-    repo_url: str = DEFAULT_URL_TEMPLATE
-    allow_network: bool = True
 
 
 @dataclass
@@ -169,7 +165,9 @@ def instance_names(instance: BenchmarkInstance) -> list[str]:
 
 
 # -- export ---------------------------------------------------------------------------------
-def export(config: ExportConfig, *, progress: Callable[[str], object] = print) -> ExportResult:
+def export(
+    config: ExportConfig, context: EvalContext, *, progress: Callable[[str], object] = print
+) -> ExportResult:
     """Export every instance of ``config.dataset`` that ``config.keyword`` selects.
 
     Raises :class:`InputError` for an unreadable dataset or when nothing is selected, and
@@ -185,13 +183,7 @@ def export(config: ExportConfig, *, progress: Callable[[str], object] = print) -
         raise InputError(f"no instance matches -k {config.keyword!r}", source=config.dataset)
     _refuse_overwrite(config.out, [i.instance_id for i, _ in selected])
 
-    store = RepositoryStore(
-        config.cache_dir,
-        local_dirs=config.repos,
-        url_template=config.repo_url,
-        allow_network=config.allow_network,
-        embedded=_embedded_repositories(),
-    )
+    store = context.repos
     result = ExportResult()
     for instance, record in selected:
         if instance.problem is not None:
@@ -201,7 +193,7 @@ def export(config: ExportConfig, *, progress: Callable[[str], object] = print) -
         target = config.out / instance.instance_id
         try:
             commit = export_instance(
-                instance.payload, record, store, target, scratch=config.cache_dir / "workspaces",
+                instance.payload, record, store, target, scratch=context.work_dir,
                 dataset=describe_dataset(config.dataset),
             )  # fmt: skip
         except (HarnessError, OSError) as exc:
@@ -338,11 +330,3 @@ def _discard(target: Path, *, created: bool) -> None:
                 shutil.rmtree(child, ignore_errors=True)
             else:
                 child.unlink(missing_ok=True)
-
-
-def _embedded_repositories() -> dict[str, Callable[[Path], object]]:
-    # the same embedded mirrors the plugin registers (roles.py), without importing pytest
-    from pytest_tebench.demo import DEMO_REPO
-    from pytest_tebench.demo import build_demo_mirror
-
-    return {DEMO_REPO: build_demo_mirror}

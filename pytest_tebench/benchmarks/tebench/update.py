@@ -25,6 +25,7 @@ from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import TestMethodChange
 from pytest_tebench.benchmarks.tebench.identification import key_in_old_naming
+from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
 from pytest_tebench.benchmarks.tebench.update_metrics import ChangedMethod
 from pytest_tebench.benchmarks.tebench.update_metrics import CoverageOverlap
 from pytest_tebench.benchmarks.tebench.update_metrics import changed_production_methods
@@ -38,10 +39,10 @@ from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.locking import file_lock
 from pytest_tebench.run.executor import Executor
-from pytest_tebench.run.executors import choose_java_version
 from pytest_tebench.run.maven.dist import required_maven_version
 from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.run.maven.jacoco import LineCoverage
+from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import PASSED
@@ -111,13 +112,13 @@ def _binary_class(package: str, binary: str) -> str:
 class UpdateEvaluator:
     """Runs gold (cached) and prediction builds for one item and computes the update block."""
 
-    def __init__(self, context: EvalContext) -> None:
-        if context.update is None or context.executor is None:
-            raise HarnessError("update scoring is not configured")
+    def __init__(self, context: EvalContext, settings: UpdateSettings) -> None:
+        if context.executor is None:
+            raise HarnessError("update scoring needs an executor, and none is configured")
         self.context = context
-        self.settings = context.update
+        self.settings = settings
         self.cache_dir = context.cache_dir / "gold"
-        self.maven_repo = context.update.maven_repo
+        self.maven_repo = settings.maven_repo
 
     # -- run settings -------------------------------------------------------------------
     def _executor(self) -> Executor:
@@ -137,7 +138,7 @@ class UpdateEvaluator:
         )
 
     def _java_version(self, level: int) -> int:
-        return choose_java_version(self._executor(), level, self.settings.jdk)
+        return choose_java_version(self._executor().java_versions(), level, self.settings.jdk)
 
     def _prepare_build(self, workspace: Workspace, settings: RunSettings, selection: list[TestId]) -> None:
         """Warm the shared Maven repository for this project once (online, under warm-up's lock)."""

@@ -264,3 +264,13 @@ def _choose_override(
     if found is None:
         raise HarnessError(f"{text} is not a JDK home (needs bin/javac and a release file)")
     return JdkChoice(found.version, found.home, level, "requested explicitly (path)")
+
+
+def choose_java_version(available: Iterable[int], level: int, override: str | None) -> int:
+    """The JDK feature version a build at ``level`` runs with, among an executor's ``available``
+    ones (``Executor.java_versions()``); ``override`` is ``--tebench-jdk`` (a version or a home)."""
+    installs = {v: JdkInstall(v, Path(f"/jdk/{v}"), str(v)) for v in available}
+    if override and not override.isdigit():
+        found = read_jdk(Path(override))
+        return found.version if found is not None else choose_jdk(level, installs).version
+    return choose_jdk(level, installs, int(override) if override else None).version

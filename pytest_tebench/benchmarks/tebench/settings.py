@@ -1,0 +1,91 @@
+"""TEBench's own options and the settings an adapter is made with.
+
+The options are registered by the pytest plugin in its one ``--tebench-*`` group (and by the
+``tebench`` command where a subcommand needs them); the values reach
+:meth:`TebenchSettings.from_values` as a plain mapping keyed by option ``dest``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_tebench.run.maven.settings import MAVEN_OPTIONS
+from pytest_tebench.run.maven.settings import MavenSettings
+from pytest_tebench.settings import OptionSpec
+from pytest_tebench.settings import fraction
+
+SCORINGS = ("paper", "reference")
+
+TEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
+    *MAVEN_OPTIONS,
+    OptionSpec(
+        "allow-non-test-edits", action="store_true",
+        help="TEBench: also apply prediction hunks outside the test tree (production code, pom.xml). "
+        "Off by default: a prediction must not change the code it is judged against.",
+    ),
+    OptionSpec(
+        "skip-update", action="store_true",
+        help="TEBench: score identification only: no builds, no update metrics (fast, needs no JDK "
+        "or Maven).",
+    ),
+    OptionSpec(
+        "scoring", choices=SCORINGS, default="paper",
+        help="TEBench composite update score: 'paper' (s_exec x (0.3 s_line + 0.3 s_branch + 0.4 s_mod)) "
+        "or 'reference' (the reference code's variant). Default: %(default)s.",
+    ),
+    OptionSpec("min-f1", metavar="X", type=fraction,
+               help="TEBench: same as --tebench-fail-under=f1=X (micro identification F1, 0..1)."),
+    OptionSpec("min-update", metavar="X", type=fraction,
+               help="TEBench: same as --tebench-fail-under=oa=X (update score OA, mean s_update, 0..1)."),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class UpdateSettings:
+    """How update scoring runs (None in the settings when it is switched off)."""
+
+    scoring: str  # "paper" | "reference"
+    jdk: str | None
+    timeout_compile: float
+    timeout_test: float
+    maven_version: str | None
+    #: The Maven local repository shared by every build of the run.
+    maven_repo: Path
+
+    @classmethod
+    def from_maven(cls, maven: MavenSettings, scoring: str = "paper") -> UpdateSettings:
+        return cls(
+            scoring=scoring,
+            jdk=maven.jdk,
+            timeout_compile=maven.timeout_compile,
+            timeout_test=maven.timeout_test,
+            maven_version=maven.maven_version,
+            maven_repo=maven.maven_repo,
+        )
+
+
+@dataclass(frozen=True)
+class TebenchSettings:
+    allow_non_test_edits: bool = False
+    #: None with ``--tebench-skip-update``: identification only.
+    update: UpdateSettings | None = None
+    min_f1: float | None = None
+    min_update: float | None = None
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any], cache_dir: Path) -> TebenchSettings:
+        maven = MavenSettings.from_values(values, cache_dir)
+        scoring = str(values.get("scoring") or "paper")
+        return cls(
+            allow_non_test_edits=bool(values.get("allow_non_test_edits")),
+            update=None if values.get("skip_update") else UpdateSettings.from_maven(maven, scoring),
+            min_f1=values.get("min_f1"),
+            min_update=values.get("min_update"),
+        )
+
+    @property
+    def scoring(self) -> str | None:
+        return None if self.update is None else self.update.scoring
