@@ -19,9 +19,9 @@ from pytest_tebench.run.docker import DockerExecutor
 from pytest_tebench.run.docker import PathMap
 from pytest_tebench.run.docker import _pid_alive
 from pytest_tebench.run.docker import _process_start
+from pytest_tebench.run.docker import image_jdk
 from pytest_tebench.run.docker import is_maven
 from pytest_tebench.run.docker import path_maps
-from pytest_tebench.run.docker import image_jdk
 from pytest_tebench.run.docker import translate
 from pytest_tebench.run.docker import translate_step
 from pytest_tebench.run.docker import with_local_repo

@@ -6,8 +6,8 @@ from typing import Any
 
 from pytest_tebench.benchmarks.tebench.properties import tebench_properties
 from pytest_tebench.report.properties import Property
-from pytest_tebench.report.properties import scalar
 from pytest_tebench.report.properties import record_to_properties as neutral_properties
+from pytest_tebench.report.properties import scalar
 
 
 def record_to_properties(record: dict[str, Any]) -> list[Property]:
