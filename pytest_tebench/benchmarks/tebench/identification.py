@@ -5,23 +5,29 @@ rules, so an item can only match when the two really did the same thing:
 
 * a test method that exists in V-0.5 and is **modified** (its comment-free tokens change;
   annotations count, whitespace and comments do not) or **deleted** is one item,
-  ``<V-0.5 path>::<Outer$Inner#name>`` (with parameter types when the name is overloaded);
+  ``<V-0.5 path>::<Outer$Inner#name>`` (with parameter types when the name is overloaded
+  in V-0.5);
 * every test file in which test methods are **added** is one item, ``<path>::<added>``.
 
-Paths are the V-0.5 paths of the files, so a renamed test file is followed: gold renaming
-``WrapTest.java`` and a prediction editing it in place name the same items. A renamed test
-*method* is, as in the paper, a deletion of the old name plus an addition in its file.
+Keys depend on V-0.5 alone (:func:`pair_test_methods`), never on what the other side did: a
+prediction that adds an overload of a method gold modifies still names gold's item. Paths are
+the V-0.5 paths of the files, so a renamed test file is followed: gold renaming
+``WrapTest.java`` and a prediction editing it in place name the same items. A test method
+that only moves inside its file (to another nested class, or with its class renamed) keeps its
+V-0.5 identity, so an unchanged move is no item. A renamed test *method* is, as in the paper,
+a deletion of the old name plus an addition in its file.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from pytest_tebench.java.parser import JavaFile
 from pytest_tebench.java.parser import JavaMethod
-from pytest_tebench.java.parser import identity_key
+from pytest_tebench.java.parser import keyed_methods
 from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.workspace.checkout import FileChange
@@ -83,27 +89,95 @@ def test_changes(files: Iterable[FileChange]) -> TestChanges:
 
 
 def _file_changes(change: FileChange, old: JavaFile | None, new: JavaFile | None) -> list[TestMethodChange]:
-    overloaded = overloaded_names(*(f for f in (old, new) if f is not None))
-    overloaded |= {key_in_old_naming(k, change.old_path, change.new_path) for k in overloaded}
-    old_tests = {identity_key(m, overloaded): m for m in (old.test_methods() if old else ())}
-    new_tests = {
-        key_in_old_naming(identity_key(m, overloaded), change.old_path, change.new_path): m
-        for m in (new.test_methods() if new else ())
-    }
     either = new or old
     package = either.package if either is not None else ""
     path = change.canonical_path
     result: list[TestMethodChange] = []
-    for key, method in old_tests.items():
-        after = new_tests.get(key)
-        if after is None:
-            result.append(TestMethodChange(path, change.new_path, package, key, "deleted", method, None))
-        elif after.tokens != method.tokens:
-            result.append(TestMethodChange(path, change.new_path, package, key, "modified", method, after))
-    for key, method in new_tests.items():
-        if key not in old_tests:
-            result.append(TestMethodChange(path, change.new_path, package, key, "added", None, method))
+    for pair in pair_test_methods(old, new, change.old_path, change.new_path):
+        if pair.new is None:
+            kind = "deleted"
+        elif pair.old is None:
+            kind = "added"
+        elif pair.old.tokens != pair.new.tokens:
+            kind = "modified"
+        else:
+            continue
+        result.append(TestMethodChange(path, change.new_path, package, pair.key, kind, pair.old, pair.new))
     return result
+
+
+@dataclass(frozen=True)
+class MethodPair:
+    """A test method's V-0.5 version and its version after a patch (None = absent), under one key."""
+
+    key: str
+    old: JavaMethod | None
+    new: JavaMethod | None
+
+
+def pair_test_methods(
+    old: JavaFile | None, new: JavaFile | None, old_path: str | None, new_path: str | None
+) -> list[MethodPair]:
+    """The test methods of one file before (V-0.5) and after a patch, paired and keyed.
+
+    A V-0.5 method's key is its V-0.5 identity: ``Outer$Inner#name``, with parameter types when
+    the name is overloaded *in V-0.5*. A method the patch adds is always keyed with its parameter
+    types. So no key depends on the patch, and gold and prediction key the same method the same
+    way whatever else each of them added or removed.
+
+    A method after the patch is the V-0.5 method with, in this order of preference,
+    1. the same class path (in V-0.5 naming, see :func:`key_in_old_naming`) and parameter types;
+    2. the same class path and name, when exactly one such method is left on each side
+       (its parameter list changed);
+    3. the same name, when exactly one such method is left on each side in the whole file
+       (it moved to another nested class, or its class was renamed).
+    What is left is deleted (V-0.5 side) or added (after the patch).
+    """
+    before = keyed_methods(old.test_methods() if old else (), overloaded_names(old) if old else ())
+    after = list(new.test_methods() if new else ())
+    pairs: dict[str, JavaMethod] = {}  # V-0.5 key -> its method after the patch
+    unmatched_old = dict(before)
+    by_signature = {m.signature_key: key for key, m in before.items()}
+    unmatched_new: list[JavaMethod] = []
+
+    def renamed(key: str) -> str:
+        return key_in_old_naming(key, old_path, new_path)
+
+    for method in after:  # 1. same class path and parameter types
+        key = by_signature.get(renamed(method.signature_key))
+        if key is not None and key in unmatched_old:
+            pairs[key] = method
+            del unmatched_old[key]
+        else:
+            unmatched_new.append(method)
+    # 2. same class path and name, 3. same name anywhere in the file: only when unambiguous
+    _pair_unique(pairs, unmatched_old, unmatched_new, lambda m: m.key, lambda m: renamed(m.key))
+    _pair_unique(pairs, unmatched_old, unmatched_new, lambda m: m.name, lambda m: m.name)
+    result = [MethodPair(key, method, pairs.get(key)) for key, method in before.items()]
+    result.extend(MethodPair(renamed(m.signature_key), None, m) for m in unmatched_new)
+    return result
+
+
+def _pair_unique(
+    pairs: dict[str, JavaMethod],
+    unmatched_old: dict[str, JavaMethod],
+    unmatched_new: list[JavaMethod],
+    old_group: Callable[[JavaMethod], str],
+    new_group: Callable[[JavaMethod], str],
+) -> None:
+    """Pair the methods left over whose group holds exactly one method on each side."""
+    olds: dict[str, list[str]] = {}
+    for key, method in unmatched_old.items():
+        olds.setdefault(old_group(method), []).append(key)
+    news: dict[str, list[JavaMethod]] = {}
+    for method in unmatched_new:
+        news.setdefault(new_group(method), []).append(method)
+    for group, keys in olds.items():
+        candidates = news.get(group, [])
+        if len(keys) == 1 and len(candidates) == 1:
+            pairs[keys[0]] = candidates[0]
+            del unmatched_old[keys[0]]
+            unmatched_new.remove(candidates[0])
 
 
 def key_in_old_naming(key: str, old_path: str | None, new_path: str | None) -> str:

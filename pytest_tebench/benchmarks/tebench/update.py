@@ -24,7 +24,7 @@ from pytest_tebench import __version__
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import TestMethodChange
-from pytest_tebench.benchmarks.tebench.identification import key_in_old_naming
+from pytest_tebench.benchmarks.tebench.identification import pair_test_methods
 from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
 from pytest_tebench.benchmarks.tebench.update_metrics import ChangedMethod
 from pytest_tebench.benchmarks.tebench.update_metrics import CoverageOverlap
@@ -34,8 +34,6 @@ from pytest_tebench.benchmarks.tebench.update_metrics import coverage_overlap
 from pytest_tebench.benchmarks.tebench.update_metrics import executability
 from pytest_tebench.benchmarks.tebench.update_metrics import token_jaccard
 from pytest_tebench.errors import HarnessError
-from pytest_tebench.java.parser import identity_key
-from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.locking import file_lock
 from pytest_tebench.run.executor import Executor
@@ -230,15 +228,8 @@ class UpdateEvaluator:
     ) -> dict[str, Any]:
         workspace.checkout("prediction")
         settings = self._run_settings(workspace)
-        pred_files = _versions(workspace, "prediction", predicted, gold_changes)
-        gold_files = _versions(workspace, "gold", gold_changes, predicted)
-        union = _union(predicted, gold_changes)
-        runnable = []
-        for path, key, package in union:
-            method = pred_files.get(path, {}).get(key)
-            if method is not None:
-                runnable.append(TestId(_binary_class(package, method[0]), method[1]))
-        selection = sorted(set(runnable))
+        methods = method_sets(workspace, gold_changes, predicted)
+        selection = methods.prediction_selection()
         run = run_inherited(self._executor(), workspace.path, selection, settings)
         workspace.checkout("v-0.5")
         if run.harness_failed:
@@ -250,13 +241,7 @@ class UpdateEvaluator:
             compile_ok=bool(run.compile_ok), test_compile_ok=bool(run.test_compile_ok), tests_passed=passed
         )
         overlap = coverage_overlap(gold.methods, gold.coverage, run.coverage if s_exec > 0 else None)
-        per_method = {
-            f"{path}::{key}": token_jaccard(
-                pred_files.get(path, {}).get(key, (None, None, None))[2],
-                gold_files.get(path, {}).get(key, (None, None, None))[2],
-            )
-            for path, key, _ in union
-        }
+        per_method = methods.s_mod_by_method()
         s_mod = sum(per_method.values()) / len(per_method) if per_method else 0.0
         has_change = overlap.has_change
         s_line = (overlap.s_line or 0.0) if has_change else None
@@ -309,6 +294,44 @@ class UpdateEvaluator:
 _Method = tuple[str, str, tuple[str, ...]]  # (binary class w/o package, name, tokens)
 
 
+@dataclass(frozen=True)
+class MethodSets:
+    """U and the versions of its methods in the prediction tree and in V0, keyed like identification."""
+
+    #: U: (V-0.5 path, key, package) of every test method either side changed.
+    union: tuple[tuple[str, str, str], ...]
+    prediction: dict[str, dict[str, _Method]]
+    gold: dict[str, dict[str, _Method]]
+
+    def prediction_selection(self) -> list[TestId]:
+        """The members of U that exist in the prediction tree, as Surefire ids."""
+        runnable = set()
+        for path, key, package in self.union:
+            method = self.prediction.get(path, {}).get(key)
+            if method is not None:
+                runnable.add(TestId(_binary_class(package, method[0]), method[1]))
+        return sorted(runnable)
+
+    def s_mod_by_method(self) -> dict[str, float]:
+        """Token Jaccard of each member of U, prediction against gold (both absent 1, one absent 0)."""
+        return {
+            f"{path}::{key}": token_jaccard(
+                self.prediction.get(path, {}).get(key, (None, None, None))[2],
+                self.gold.get(path, {}).get(key, (None, None, None))[2],
+            )
+            for path, key, _ in self.union
+        }
+
+
+def method_sets(workspace: Workspace, gold_changes: TestChanges, predicted: TestChanges) -> MethodSets:
+    """U with its methods read from the committed ``prediction`` and ``gold`` trees (no checkout)."""
+    return MethodSets(
+        union=tuple(_union(predicted, gold_changes)),
+        prediction=_versions(workspace, "prediction", predicted, gold_changes),
+        gold=_versions(workspace, "gold", gold_changes, predicted),
+    )
+
+
 def _union(*sides: TestChanges) -> list[tuple[str, str, str]]:
     """U: (V-0.5 path, key, package) of every test method either side changed."""
     seen: dict[tuple[str, str], str] = {}
@@ -330,18 +353,14 @@ def _versions(
         text = workspace.read(rev, where) if where is not None else None
         if where is None or text is None:
             continue
-        parsed = parse_java(text)
         old_text = workspace.read("v-0.5", path)
         old = parse_java(old_text) if old_text is not None else None
-        overloaded = overloaded_names(*(f for f in (old, parsed) if f is not None))
-        result[path] = {
-            key_in_old_naming(identity_key(m, overloaded), path, where): (
-                m.binary_class_name,
-                m.name,
-                m.tokens,
-            )
-            for m in parsed.test_methods()
-        }
+        # the keys identification gave this side's methods (V-0.5 identities, whatever the other side did)
+        methods: dict[str, _Method] = {}
+        for pair in pair_test_methods(old, parse_java(text), path, where):
+            if pair.new is not None:
+                methods.setdefault(pair.key, (pair.new.binary_class_name, pair.new.name, pair.new.tokens))
+        result[path] = methods
     return result
 
 
