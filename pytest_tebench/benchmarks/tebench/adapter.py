@@ -29,9 +29,9 @@ from pytest_tebench.benchmarks.tebench.settings import TebenchSettings
 from pytest_tebench.benchmarks.tebench.terminal import format_identification_table
 from pytest_tebench.benchmarks.tebench.terminal import format_update_table
 from pytest_tebench.benchmarks.tebench.update import GoldReference
+from pytest_tebench.benchmarks.tebench.update import InvalidInstance
 from pytest_tebench.benchmarks.tebench.update import UpdateEvaluator
 from pytest_tebench.benchmarks.tebench.update import UpdateTimeout
-from pytest_tebench.errors import HarnessError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.metrics.scores import set_scores
@@ -132,9 +132,12 @@ class TebenchAdapter:
             workspace.remove()
             raise
         if not gold.items:
+            # Gold that only re-wraps or comments tests, or only adds helpers: a copy of gold would
+            # score exactly like an empty patch, so the instance cannot rank anyone (docs/scoring.md I11).
             workspace.remove()
-            raise HarnessError(
-                f"the gold test_patch of {instance.instance_id} changes no test method: nothing to identify"
+            raise InvalidInstance(
+                f"the gold test_patch of {instance.instance_id} modifies, deletes or adds no test method "
+                "(only formatting, comments or non-test code): nothing to identify or update"
             )
         done = time.perf_counter()
         prepared = TebenchPrepared(
