@@ -3,8 +3,10 @@
 One parser serves both scoring stages and both sides (gold and prediction), so every rule that decides
 "is this a test", "which method covers this line" or "what are this method's tokens" lives here once.
 
-Identity of a method is ``Outer$Inner#name``; when a name is overloaded in either version of a file the
-caller switches to ``Outer$Inner#name(int,String[])`` for that name (see :func:`overloaded_names`).
+Identity of a method is ``Outer$Inner#name``; when a name is overloaded the caller switches to
+``Outer$Inner#name(int,String[])`` for that name (see :func:`overloaded_names`: production code passes
+both versions of a file; test methods are keyed by their V-0.5 identity alone, so that gold and a
+prediction key them alike, see ``benchmarks/tebench/identification.py``).
 Methods of anonymous and local classes are not methods of their own: they belong to the enclosing method's
 line range and tokens, which is what a reviewer reading the diff sees.
 """
