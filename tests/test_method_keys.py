@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,10 @@ from pytest_tebench.demo import build_demo_mirror
 from pytest_tebench.metrics.scores import set_scores
 from pytest_tebench.workspace.checkout import FileChange
 from pytest_tebench.workspace.checkout import Workspace
+from pytest_tebench.workspace.gitcmd import git
+from pytest_tebench.workspace.gitcmd import git_text
+
+from conftest import History
 
 DEMO_DATASET = HISTORY_DIR.parent / "dataset.jsonl"
 I7 = "textkit__dcc8e655"
@@ -140,3 +146,54 @@ def test_added_methods_always_carry_parameter_types() -> None:
     )
     assert _keys(V05, one) == {"T#fresh(int)": "added"}
     assert _keys(V05, two) == {"T#fresh(int)": "added", "T#fresh()": "added"}
+
+
+WRAP = "src/test/java/p/WrapTest.java"
+WORD_WRAP = "src/test/java/p/WordWrapTest.java"
+WRAP_TEST = """\
+package p;
+
+class WrapTest {
+    @Test
+    void plain() {
+        check(2);
+    }
+
+    @Test
+    void other() {
+        check(3);
+    }
+}
+"""
+
+
+def test_a_side_that_only_renames_the_file_keeps_its_methods(
+    make_history: Callable[[str], History], tmp_path: Path
+) -> None:
+    # gold renames WrapTest.java (class too) and edits plain; the prediction only renames the file.
+    # plain is in U: the prediction's version is V-0.5's plain, found at the new path, and runs.
+    h = make_history("wrap")
+    v1 = h.commit({"src/main/java/p/Wrap.java": "class Wrap { }\n", WRAP: WRAP_TEST})
+    renamed = WRAP_TEST.replace("class WrapTest", "class WordWrapTest")
+    v0 = h.commit(
+        {"src/main/java/p/Wrap.java": "class Wrap { int w; }\n", WORD_WRAP: renamed.replace("(2)", "(20)")},
+        renames={WRAP: WORD_WRAP},
+    )
+    row = h.instance_row(v1, v0, instance_id="wrap__1", repo="acme/wrap", labels=["stale"])
+    git(h.path, "checkout", "--quiet", v1)
+    predicted_commit = h.commit({WORD_WRAP: renamed}, renames={WRAP: WORD_WRAP})
+    prediction = git_text(h.path, "diff", "-M", "--full-index", v1, predicted_commit)
+    assert "rename from" in prediction
+    workspace = Workspace.create(h.path, v1, str(row["source_patch"]), parent=tmp_path / "ws")
+    try:
+        workspace.commit_gold(str(row["test_patch"]))
+        workspace.commit_prediction(prediction)
+        gold = changes_of(workspace.changed_files("v-0.5", "gold"))
+        predicted = changes_of(workspace.changed_files("v-0.5", "prediction"))
+        assert (gold.items, predicted.items) == ([f"{WRAP}::WrapTest#plain"], [])
+        sets = method_sets(workspace, gold, predicted)
+        # V-0.5 plain {@Test void plain ( ) { check ( 2 ) ; }} against gold's (20 for 2): 12 / 14
+        assert sets.s_mod_by_method() == {f"{WRAP}::WrapTest#plain": pytest.approx(12 / 14)}
+        assert [str(t) for t in sets.prediction_selection()] == ["p.WordWrapTest#plain"]
+    finally:
+        workspace.remove()

@@ -344,16 +344,25 @@ def _union(*sides: TestChanges) -> list[tuple[str, str, str]]:
 def _versions(
     workspace: Workspace, rev: str, own: TestChanges, other: TestChanges
 ) -> dict[str, dict[str, _Method]]:
-    """Test methods of ``rev`` by V-0.5 path and key, for every file either side touched."""
-    new_path_of = {c.path: c.new_path for c in own.methods}
+    """Test methods of ``rev`` by V-0.5 path and key, for every file either side touched.
+
+    A file ``rev`` renamed is read at its new path even when ``rev`` changed no test method in it.
+    """
+    by_old_path = {
+        change.old_path: change
+        for change in workspace.changed_files("v-0.5", rev)
+        if change.old_path is not None and change.old_path.endswith(".java")
+    }
     paths = {c.path for c in (*own.methods, *other.methods)}
     result: dict[str, dict[str, _Method]] = {}
     for path in sorted(paths):
-        where = new_path_of.get(path, path)
-        text = workspace.read(rev, where) if where is not None else None
+        change = by_old_path.get(path)
+        if change is not None:  # changed, renamed or deleted by this side
+            where, text, old_text = change.new_path, change.new_text, change.old_text
+        else:  # untouched by this side, or a file it created
+            where, text, old_text = path, workspace.read(rev, path), workspace.read("v-0.5", path)
         if where is None or text is None:
             continue
-        old_text = workspace.read("v-0.5", path)
         old = parse_java(old_text) if old_text is not None else None
         # the keys identification gave this side's methods (V-0.5 identities, whatever the other side did)
         methods: dict[str, _Method] = {}
