@@ -45,6 +45,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption(spec.pytest_flag, dest=spec.pytest_dest, **spec.argparse_kwargs())
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """Keep pytest from importing ``conftest.py`` files beside the predictions file.
+
+    pytest imports the conftests of the initial path arguments before ``pytest_configure``;
+    an argument that selects items of the predictions file (``run.jsonl::id[model]``) must not
+    make it import a conftest shipped with a predictions bundle. ``pytest_configure`` later
+    points such arguments at the anchor file in our cache.
+    """
+    namespace = early_config.known_args_namespace
+    predictions = getattr(namespace, "tebench_predictions", None)
+    if not predictions:
+        return
+    target = Path(predictions).expanduser().resolve()
+    namespace.file_or_dir = [
+        arg for arg in namespace.file_or_dir if Path(arg.partition("::")[0]).expanduser().resolve() != target
+    ]
+
+
 @pytest.hookimpl
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from pytest_tebench import defaults

@@ -252,7 +252,10 @@ class TebenchController:
             return
         if not self.summary:
             self.summary = self.adapter.summarise(self.sorted_records())
-        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+        # Ctrl-C, -x/--maxfail: items were left unrun, and the report says so
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(
+            session.shouldstop or session.shouldfail
+        )
         hook = self.config.hook
         try:
             report = hook.pytest_tebench_generate_json(

@@ -76,7 +76,7 @@ def load_predictions(path: Path) -> list[Prediction]:
     if not path.is_file():
         raise InputError("predictions file not found", source=str(path))
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of line 1
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read predictions: {exc}", source=str(path)) from exc
     if path.suffix == ".jsonl":

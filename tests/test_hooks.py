@@ -1,0 +1,246 @@
+"""Every pytest-tebench hook, through a conftest implementation (pytest-xdist's test_newhooks style).
+
+The conftest (tests/fixtures/arithmetic_conftest.py) is a whole benchmark, arithmetic questions,
+written against the adapter contract only: it gets items, markers, -k/-m, -n 2, missing
+predictions, JUnit properties, the JSON report and a gate from the benchmark-neutral core. The
+pytest-layer hardening of the hostile-predictions issue is tested here too, on the same toy
+(no builds, so these tests are fast).
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import write_jsonl
+
+CONFTEST = Path(__file__).parent / "fixtures" / "arithmetic_conftest.py"
+QUESTIONS = [
+    {"instance_id": "q1", "question": "1 + 1"},
+    {"instance_id": "q2", "question": "2 * 3 + 1", "project": "algebra"},
+    {"instance_id": "q3", "question": "10 - 4"},
+]
+ANSWERS = [
+    {"instance_id": "q1", "model_name_or_path": "good", "model_patch": "2"},
+    {"instance_id": "q2", "model_name_or_path": "good", "model_patch": "7"},
+    {"instance_id": "q3", "model_name_or_path": "good", "model_patch": "6"},
+    {"instance_id": "q1", "model_name_or_path": "sloppy", "model_patch": "3"},
+    {"instance_id": "q2", "model_name_or_path": "sloppy", "model_patch": "7"},
+    # sloppy has no line for q3: an item of status missing_prediction, scored as wrong
+]
+# pytest outcomes of ANSWERS: an evaluated answer passes (right or wrong: it was scored); the
+# missing one fails
+
+
+@pytest.fixture
+def toy(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(CONFTEST.read_text())
+    write_jsonl(pytester.path / "questions.jsonl", QUESTIONS)
+    write_jsonl(pytester.path / "run.jsonl", ANSWERS)
+    return pytester
+
+
+def run(pytester: pytest.Pytester, *extra: str, predictions: str = "run.jsonl") -> pytest.RunResult:
+    return pytester.runpytest(
+        f"--tebench-predictions={predictions}",
+        "--tebench-benchmark=arithmetic",
+        "--tebench-dataset=questions.jsonl",
+        f"--tebench-cache-dir={pytester.path / 'cache'}",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    )
+
+
+def report(pytester: pytest.Pytester, name: str = "report.json") -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((pytester.path / name).read_text())
+    return data
+
+
+def test_a_benchmark_from_a_conftest_gets_items_report_and_summary(toy: pytest.Pytester) -> None:
+    result = run(toy, "--tebench-report=report.json", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=5, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*tebench summary*",
+            "arithmetic good: accuracy 1.0",
+            "arithmetic sloppy: accuracy 0.3333333333333333",
+        ]
+    )
+    data = report(toy)
+    assert data["benchmark"] == "arithmetic"
+    assert data["arithmetic_rules"] == "integers, + - *"  # the adapter's report_fields
+    assert data["extra"]["from_conftest"] == 6  # pytest_tebench_update_json
+    assert data["summary"]["sloppy"]["counts"]["missing_predictions"] == 1
+    statuses = {(r["model_name_or_path"], r["instance_id"]): r["status"] for r in data["results"]}
+    assert statuses[("sloppy", "q3")] == "missing_prediction"
+    first = data["results"][0]
+    # neutral fields first, then the adapter's record_fields in its order
+    assert list(first)[:8] == [
+        "instance_id", "model_name_or_path", "project", "labels", "status", "error", "origin", "answer",
+    ]  # fmt: skip
+    # pytest_tebench_write_reports: the conftest's own writer ran beside the built-in one
+    assert (toy.path / "answers.txt").read_text().splitlines()[0] == "q1 2"
+    properties = {
+        case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+        for case in ET.parse(toy.path / "junit.xml").iter("testcase")
+    }
+    assert properties["q1[sloppy]"]["tebench.arithmetic.correct"] == "False"
+    assert properties["q1[good]"]["tebench.status"] == "evaluated"
+    assert properties["q3[sloppy]"]["tebench.status"] == "missing_prediction"
+
+
+def test_markers_and_keywords_select_items(toy: pytest.Pytester) -> None:
+    run(toy, "-m", "hard").assert_outcomes(passed=2)  # q2 of both models
+    run(toy, "-m", "algebra").assert_outcomes(passed=2)  # the project marker
+    run(toy, "-m", "tebench(model='good')").assert_outcomes(passed=3)
+    run(toy, "-k", "q3").assert_outcomes(passed=1, failed=1)  # good's q3 and sloppy's missing q3
+
+
+def test_xdist_gives_the_same_report(toy: pytest.Pytester) -> None:
+    run(toy, "--tebench-report=one.json").assert_outcomes(passed=5, failed=1)
+    run(toy, "--tebench-report=two.json", "-n", "2").assert_outcomes(passed=5, failed=1)
+    one, two = report(toy, "one.json"), report(toy, "two.json")
+    assert one["results"] == two["results"]
+    assert one["summary"] == two["summary"]
+
+
+def test_gate_on_an_adapter_metric(toy: pytest.Pytester) -> None:
+    result = run(toy, "--tebench-fail-under=accuracy=0.5")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["FAIL model 'sloppy': accuracy 0.333 < required 0.500"])
+    assert "FAIL model 'good'" not in result.stdout.str()
+    # the adapter's own threshold options feed the same gate
+    result = run(toy, "--arithmetic-min-accuracy=0.9", "-k", "good")
+    assert result.ret == pytest.ExitCode.OK
+    # a metric the benchmark does not have is a usage error, before anything runs
+    result = run(toy, "--tebench-fail-under=f1=0.5")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*benchmark 'arithmetic' has no metric 'f1' (it has: accuracy)*"])
+
+
+def test_gate_with_nothing_selected_says_why(toy: pytest.Pytester) -> None:
+    result = run(toy, "--tebench-fail-under=accuracy=0.5", "-k", "nothing_matches")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["FAIL no model was evaluated, so no threshold can be met (accuracy >= 0.500)"]
+    )
+
+
+def test_executor_names_come_from_the_hook(toy: pytest.Pytester) -> None:
+    run(toy, "--arithmetic-executor", "--tebench-executor=abacus", "--tebench-report=r.json").assert_outcomes(
+        passed=5, failed=1
+    )
+    assert {r["executor"] for r in report(toy, "r.json")["results"]} == {"abacus"}
+    result = run(toy, "--tebench-executor=slide-rule")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--tebench-executor: unknown executor 'slide-rule'; known: abacus, local, docker, auto*"]
+    )
+
+
+@pytest.mark.parametrize(("engine", "resolved"), [(True, "docker"), (False, "local")])
+def test_auto_is_the_default_and_warns_when_it_falls_back_to_local(
+    toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, engine: bool, resolved: str
+) -> None:
+    monkeypatch.setattr("pytest_tebench.roles.docker_available", lambda: engine)
+    result = run(toy, "--arithmetic-executor", "--tebench-report=r.json")
+    result.assert_outcomes(passed=5, failed=1)
+    assert {r["executor"] for r in report(toy, "r.json")["results"]} == {resolved}
+    warned = "predictions ran unsandboxed on this machine" in result.stdout.str()
+    assert warned is (not engine)
+    if not engine:
+        result.stdout.fnmatch_lines(["WARNING: no Docker engine answered*--tebench-executor=local*"])
+    # asking for local on purpose runs locally, without the warning
+    result = run(toy, "--arithmetic-executor", "--tebench-executor=local")
+    assert "unsandboxed" not in result.stdout.str()
+
+
+# -- hostile input at the pytest layer ------------------------------------------------------------
+
+
+def test_duplicate_lines_never_replace_the_scored_record(toy: pytest.Pytester) -> None:
+    write_jsonl(toy.path / "dup.jsonl", [*ANSWERS, ANSWERS[3] | {"model_patch": "2"}, ANSWERS[3]])
+    for workers in ("0", "2"):
+        result = run(toy, "--tebench-report=r.json", "-n", workers, predictions="dup.jsonl")
+        result.assert_outcomes(passed=5, failed=1, errors=2)
+        data = report(toy, "r.json")
+        assert data["summary"]["sloppy"]["accuracy"] == pytest.approx(1 / 3)  # the first line stands
+        assert data["summary"]["sloppy"]["counts"]["errors"] == 2
+        duplicates = [r for r in data["results"] if r["status"] == "error"]
+        assert [r["origin"] for r in duplicates] == ["dup.jsonl:6", "dup.jsonl:7"]
+        assert all("duplicate prediction" in r["error"] for r in duplicates)
+
+
+def test_selecting_one_item_by_id_runs_only_that_item(toy: pytest.Pytester) -> None:
+    result = run(toy, "run.jsonl::q2[sloppy]")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_conftest_beside_the_predictions_is_never_imported(toy: pytest.Pytester) -> None:
+    bundle = toy.mkdir("bundle")
+    (bundle / "conftest.py").write_text("import pathlib\npathlib.Path('PWNED').write_text('ran')\n")
+    write_jsonl(bundle / "run.jsonl", ANSWERS)
+    run(toy, predictions="bundle/run.jsonl").assert_outcomes(passed=5, failed=1)
+    run(toy, "bundle/run.jsonl::q1[good]", predictions="bundle/run.jsonl").assert_outcomes(passed=1)
+    assert not (toy.path / "PWNED").exists()
+
+
+def test_report_path_is_checked_before_anything_runs(toy: pytest.Pytester) -> None:
+    (toy.path / "a-file").write_text("")
+    result = run(toy, "--tebench-report=a-file/report.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--tebench-report: cannot write to *a-file*"])
+    toy.mkdir("a-dir")
+    result = run(toy, "--tebench-report=a-dir")
+    result.stderr.fnmatch_lines(["*--tebench-report: *a-dir is a directory*"])
+
+
+def test_a_run_with_nothing_to_report_keeps_the_earlier_report(toy: pytest.Pytester) -> None:
+    run(toy, "--tebench-report=report.json").assert_outcomes(passed=5, failed=1)
+    before = (toy.path / "report.json").read_text()
+    result = run(toy, "--tebench-report=report.json", "-k", "nothing_matches")
+    result.stdout.fnmatch_lines(["*no item ran, so *report.json was not written (an earlier one is kept)*"])
+    assert (toy.path / "report.json").read_text() == before
+
+
+def test_a_stopped_run_says_so_in_its_report(toy: pytest.Pytester) -> None:
+    lines = [ANSWERS[0], {**ANSWERS[1], "model_patch": ""}, ANSWERS[2]]  # the empty one fails
+    write_jsonl(toy.path / "stop.jsonl", lines)
+    run(toy, "--tebench-report=report.json", "-x", predictions="stop.jsonl").assert_outcomes(
+        passed=1, failed=1
+    )
+    assert report(toy)["interrupted"] is True
+    assert len(report(toy)["results"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("", "no predictions in this file"), ("\ufeff" + json.dumps(ANSWERS[0]) + "\n", None)],
+)
+def test_empty_file_and_byte_order_mark(toy: pytest.Pytester, content: str, message: str | None) -> None:
+    (toy.path / "p.jsonl").write_text(content, encoding="utf-8")
+    result = run(toy, "--tebench-skip-missing", predictions="p.jsonl")
+    if message is None:
+        result.assert_outcomes(passed=1)  # a UTF-8 BOM is not an error
+    else:
+        assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error, with the reason
+        result.stdout.fnmatch_lines([f"*{message}*"])
+
+
+def test_a_directory_is_not_called_a_missing_file(toy: pytest.Pytester) -> None:
+    toy.mkdir("preds")
+    result = run(toy, predictions="preds")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--tebench-predictions: preds: is a directory, not a predictions file*"])
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_non_finite_limits_are_rejected(toy: pytest.Pytester, value: str) -> None:
+    result = run(toy, f"--tebench-timeout-test={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--tebench-timeout-test: not a finite number: '{value}'*"])
