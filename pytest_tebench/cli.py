@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_tebench.errors import InputError
 from pytest_tebench.errors import TebenchError
 from pytest_tebench.settings import CORE_OPTIONS
 from pytest_tebench.settings import OptionSpec
@@ -133,6 +134,43 @@ def _collect(args: argparse.Namespace) -> int:
     return 1 if result.skipped else 0
 
 
+def _cache(args: argparse.Namespace) -> int:
+    from pytest_tebench.results import ResultCache
+
+    cache = ResultCache((args.cache_dir or default_cache_dir()).resolve() / "results")
+    if args.action == "prune":
+        if args.older_than is None and args.max_size is None:
+            raise InputError("say what to prune: --older-than DAYS and/or --max-size SIZE")
+        removed = cache.prune(
+            older_than=None if args.older_than is None else args.older_than * 86400,
+            max_bytes=args.max_size,
+        )
+        print(f"removed {removed} stored result(s) from {cache.root}")
+    stats = cache.stats()
+    when = ""
+    if stats.oldest is not None and stats.newest is not None:
+        when = f", last used {_ago(stats.oldest)} to {_ago(stats.newest)}"
+    print(f"{cache.root}: {stats.entries} stored result(s), {stats.bytes / 1e6:.1f} MB{when}")
+    return 0
+
+
+def _ago(timestamp: float) -> str:
+    import time
+
+    days = (time.time() - timestamp) / 86400
+    return f"{days:.1f} days ago"
+
+
+def _size(value: str) -> int:
+    units = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
+    text = value.strip().lower().removesuffix("b")
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "")
+    try:
+        return int(float(number) * units[unit])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size like 500m or 2g: {value!r}") from None
+
+
 def _image(args: argparse.Namespace) -> int:
     from pytest_tebench.run import docker_image
 
@@ -193,6 +231,18 @@ def make_parser() -> argparse.ArgumentParser:
     )
     collect.add_argument("--out", required=True, metavar="FILE", help="predictions file (.jsonl)")
     collect.set_defaults(run=_collect)
+
+    cache = commands.add_parser("cache", help="show or trim the results stored by earlier runs")
+    cache.add_argument("action", choices=("info", "prune"))
+    cache.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/pytest-tebench")
+    cache.add_argument(
+        "--older-than", type=float, default=None, metavar="DAYS", help="prune results unused for DAYS days"
+    )
+    cache.add_argument(
+        "--max-size", type=_size, default=None, metavar="SIZE",
+        help="prune the least recently used results until the store holds at most SIZE (e.g. 500m)",
+    )  # fmt: skip
+    cache.set_defaults(run=_cache)
 
     image = commands.add_parser("image", help="build or inspect the Docker base image")
     image.add_argument("action", choices=("build", "ensure", "tag", "info"))

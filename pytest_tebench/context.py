@@ -50,6 +50,7 @@ class TebenchOptions:
     report: Path | None = None
     fail_under: tuple[tuple[str, float], ...] = ()
     skip_missing: bool = False
+    rerun: bool = False
     executor: str = DEFAULT_EXECUTOR
     #: Every option's value by ``dest`` (benchmarks, executors and Maven builds read their own).
     values: Mapping[str, Any] = field(default_factory=dict, compare=False)
@@ -94,6 +95,7 @@ def options_from_values(values: Mapping[str, Any]) -> TebenchOptions:
         report=None if report is None else Path(report).expanduser().resolve(),
         fail_under=tuple(values.get("fail_under") or ()),
         skip_missing=bool(values.get("skip_missing")),
+        rerun=bool(values.get("rerun")),
         executor=str(values.get("executor") or DEFAULT_EXECUTOR),
         values=dict(values),
     )

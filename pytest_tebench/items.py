@@ -33,6 +33,7 @@ from pytest_tebench.errors import TebenchError
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.instance.predictions import missing_prediction
 from pytest_tebench.report.properties import record_to_properties
+from pytest_tebench.results import IDENTITY_FIELDS
 from pytest_tebench.roles import TebenchWorker
 from pytest_tebench.roles import record_key
 from pytest_tebench.roles import worker_key
@@ -86,6 +87,15 @@ class TebenchFile(pytest.File):
         if instance is not None:
             _add_markers(self.config, item, instance, prediction)
         return item
+
+
+def _restamped(cached: dict[str, Any], instance: BenchmarkInstance, prediction: Prediction) -> dict[str, Any]:
+    """A stored record for this item: the same result, this line's identity, marked as reused."""
+    identity = base_record(instance, prediction, str(cached.get("status")))
+    record = {**cached, **{field: identity[field] for field in IDENTITY_FIELDS}}
+    record.pop("workspace", None)  # an earlier run's workspace is not this item's
+    record["cache"] = "hit"
+    return record
 
 
 def _missing(instances: Sequence[BenchmarkInstance], predictions: Sequence[Prediction]) -> list[Prediction]:
@@ -160,7 +170,13 @@ class TebenchItem(pytest.Item):
             pytest.fail(f"harness error: {self.problem}", pytrace=False)
         assert self.instance is not None
         failure: str | None = None
+        key: str | None = None
         try:
+            key = worker.result_key(self.instance, self.prediction)
+            cached = None if key is None or worker.options.rerun else worker.results.get(key)
+            if cached is not None:
+                self._keep_record(_restamped(cached, self.instance, self.prediction))
+                return
             context = worker.context()
             prepared = worker.adapter.prepare(self.instance, context)
             self.stash[prepared_key] = prepared
@@ -180,6 +196,10 @@ class TebenchItem(pytest.Item):
         if self.prediction.missing and record.get("status") == "empty":
             record["status"] = "missing_prediction"
             record["error"] = "the model has no prediction for this instance (scored as empty)"
+        if key is not None:
+            # stored as soon as it exists: a run killed later resumes from here
+            worker.results.put(key, record)
+            record["cache"] = "miss"
         self._keep_record(record)
 
     def runtest(self) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from pytest_tebench import __version__
 from pytest_tebench.benchmarks import builtin_options
 from pytest_tebench.benchmarks.base import BenchmarkAdapter
 from pytest_tebench.benchmarks.base import BenchmarkInstance
@@ -35,6 +36,8 @@ from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.instance.predictions import gold_predictions
 from pytest_tebench.instance.predictions import load_predictions
 from pytest_tebench.metrics.outcomes import check_thresholds
+from pytest_tebench.results import ResultCache
+from pytest_tebench.results import result_key
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executors import EXECUTOR_OPTIONS
 from pytest_tebench.run.executors import UNSANDBOXED_WARNING
@@ -126,6 +129,7 @@ class TebenchWorker:
         self._instances: list[BenchmarkInstance] | None = None
         self._context: EvalContext | None = None
         self._executor: Executor | None = None
+        self.results = ResultCache(options.cache_dir / "results")
         config.stash[worker_key] = self
 
     # -- collection ---------------------------------------------------------------------
@@ -159,6 +163,22 @@ class TebenchWorker:
                 raise HarnessError(f"no executor called {self.executor_name!r}")
             self._executor = executor
         return self._executor
+
+    def result_key(self, instance: BenchmarkInstance, prediction: Prediction) -> str | None:
+        """The content key of this item's result, or None when the adapter never reuses results."""
+        instance_key = self.adapter.cache_key(instance)
+        if instance_key is None:
+            return None
+        toolchain = self.executor().toolchain() if self.adapter.uses_executor else "none"
+        return result_key(
+            harness_version=__version__,
+            benchmark=self.adapter.name,
+            instance_key=instance_key,
+            patch=prediction.patch,
+            missing=prediction.missing,
+            executor=self.executor_name if self.adapter.uses_executor else "none",
+            toolchain=toolchain,
+        )
 
     @pytest.hookimpl
     def pytest_sessionfinish(self) -> None:
@@ -276,6 +296,12 @@ class TebenchController:
             terminalreporter.write_sep("=", "tebench summary")
             for line in self.adapter.summary_lines(self.summary):
                 terminalreporter.write_line(line)
+            reused = sum(1 for record in self.records.values() if record.get("cache") == "hit")
+            if reused:
+                terminalreporter.write_line(
+                    f"results: {reused} of {len(self.records)} reused from earlier runs with the same "
+                    "content key (--tebench-rerun evaluates them again)"
+                )
             if self.unsandboxed:
                 terminalreporter.write_line(UNSANDBOXED_WARNING, yellow=True, bold=True)
             if self.options.report is not None and self.report_problem is None:

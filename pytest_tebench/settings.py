@@ -207,6 +207,11 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
         "metrics (TEBench: f1, precision, recall, macro_f1, oa; see the docs). May be repeated.",
     ),
     OptionSpec(
+        "rerun", action="store_true",
+        help="Evaluate every item again, ignoring results stored by earlier runs under the same "
+        "content key (they are still updated).",
+    ),
+    OptionSpec(
         "skip-missing", action="store_true",
         help="Evaluate only the instances a model has lines for. By default every selected instance "
         "without a line is an item of status missing_prediction, scored like an empty patch.",

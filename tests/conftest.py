@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Callable
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,6 +154,9 @@ class DemoRun:
             copy = self.pytester.path / f"{self.count}-{Path(predictions).name}"
             copy.write_bytes(Path(predictions).read_bytes())
             predictions = str(copy)
+        if not any(arg.startswith("--tebench-executor") for arg in extra):
+            # local unless a test asks for Docker (the default, auto, would pick Docker where it runs)
+            extra = ("--tebench-executor=local", *extra)
         result = self.pytester.runpytest(
             f"--tebench-predictions={predictions}",
             f"--tebench-cache-dir={self.cache}",
@@ -175,3 +179,52 @@ def by_instance(report: dict[str, object]) -> dict[str, dict[str, object]]:
     results = report["results"]
     assert isinstance(results, list)
     return {r["instance_id"]: r for r in results}
+
+
+# -- the arithmetic benchmark, written in a conftest (tests/fixtures/arithmetic_conftest.py) -----
+ARITHMETIC_CONFTEST = Path(__file__).parent / "fixtures" / "arithmetic_conftest.py"
+QUESTIONS = [
+    {"instance_id": "q1", "question": "1 + 1"},
+    {"instance_id": "q2", "question": "2 * 3 + 1", "project": "algebra"},
+    {"instance_id": "q3", "question": "10 - 4"},
+]
+ANSWERS = [
+    {"instance_id": "q1", "model_name_or_path": "good", "model_patch": "2"},
+    {"instance_id": "q2", "model_name_or_path": "good", "model_patch": "7"},
+    {"instance_id": "q3", "model_name_or_path": "good", "model_patch": "6"},
+    {"instance_id": "q1", "model_name_or_path": "sloppy", "model_patch": "3"},
+    {"instance_id": "q2", "model_name_or_path": "sloppy", "model_patch": "7"},
+    # sloppy has no line for q3: an item of status missing_prediction, scored as wrong
+]
+# pytest outcomes of ANSWERS: an evaluated answer passes (right or wrong: it was scored); the
+# missing one fails
+
+
+@pytest.fixture
+def toy(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(ARITHMETIC_CONFTEST.read_text())
+    write_jsonl(pytester.path / "questions.jsonl", QUESTIONS)
+    write_jsonl(pytester.path / "run.jsonl", ANSWERS)
+    return pytester
+
+
+def run(pytester: pytest.Pytester, *extra: str, predictions: str = "run.jsonl") -> pytest.RunResult:
+    return pytester.runpytest(
+        f"--tebench-predictions={predictions}",
+        "--tebench-benchmark=arithmetic",
+        "--tebench-dataset=questions.jsonl",
+        f"--tebench-cache-dir={pytester.path / 'cache'}",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    )
+
+
+def without_provenance(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records without what differs between equal runs by design: timings, cache provenance."""
+    return [{k: v for k, v in r.items() if k not in ("timings", "cache")} for r in results]
+
+
+def report(pytester: pytest.Pytester, name: str = "report.json") -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((pytester.path / name).read_text())
+    return data

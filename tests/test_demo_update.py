@@ -35,7 +35,7 @@ def _comparable(report: dict[str, Any]) -> list[dict[str, Any]]:
     """Results without wall-clock timings and cache provenance (they differ run to run by design)."""
     out = []
     for original in report["results"]:
-        record = {k: v for k, v in original.items() if k != "timings"}
+        record = {k: v for k, v in original.items() if k not in ("timings", "cache")}
         if record.get("update"):
             record["update"] = {k: v for k, v in record["update"].items() if k not in ("timings", "gold")}
         out.append(record)
@@ -69,12 +69,22 @@ def test_gold_scores_one_and_is_identical_with_xdist_and_from_the_cache(
     props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
     assert props["tebench.update.s_update"] == "1.0"
 
-    result, second = demo_run("gold", "-n", "2")
+    # --tebench-rerun: the predictions are built again, gold's references are not
+    result, second = demo_run("gold", "-n", "2", "--tebench-rerun")
     result.assert_outcomes(passed=9)
     assert _comparable(second) == _comparable(first)
     # the second run built no gold: every reference came from the cache, and it shows in the timings
     assert {r["update"]["gold"]["cache"] for r in second["results"]} == {"hit"}
     assert all(r["timings"]["gold_build"] < 5 for r in second["results"])
+    assert {r["cache"] for r in second["results"]} == {"miss"}
+
+    # the same run again: every result is reused, nothing is built, the report is the same
+    result, third = demo_run("gold", "-n", "2")
+    result.assert_outcomes(passed=9)
+    result.stdout.fnmatch_lines(["results: 9 of 9 reused from earlier runs*"])
+    assert {r["cache"] for r in third["results"]} == {"hit"}
+    assert _comparable(third) == _comparable(first)
+    assert third["summary"] == second["summary"]
 
 
 def test_update_cases_hand_computed(demo_run: DemoRun) -> None:

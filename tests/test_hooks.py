@@ -11,54 +11,14 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
-from typing import Any
 
 import pytest
 
+from conftest import ANSWERS
+from conftest import report
+from conftest import run
+from conftest import without_provenance
 from conftest import write_jsonl
-
-CONFTEST = Path(__file__).parent / "fixtures" / "arithmetic_conftest.py"
-QUESTIONS = [
-    {"instance_id": "q1", "question": "1 + 1"},
-    {"instance_id": "q2", "question": "2 * 3 + 1", "project": "algebra"},
-    {"instance_id": "q3", "question": "10 - 4"},
-]
-ANSWERS = [
-    {"instance_id": "q1", "model_name_or_path": "good", "model_patch": "2"},
-    {"instance_id": "q2", "model_name_or_path": "good", "model_patch": "7"},
-    {"instance_id": "q3", "model_name_or_path": "good", "model_patch": "6"},
-    {"instance_id": "q1", "model_name_or_path": "sloppy", "model_patch": "3"},
-    {"instance_id": "q2", "model_name_or_path": "sloppy", "model_patch": "7"},
-    # sloppy has no line for q3: an item of status missing_prediction, scored as wrong
-]
-# pytest outcomes of ANSWERS: an evaluated answer passes (right or wrong: it was scored); the
-# missing one fails
-
-
-@pytest.fixture
-def toy(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeconftest(CONFTEST.read_text())
-    write_jsonl(pytester.path / "questions.jsonl", QUESTIONS)
-    write_jsonl(pytester.path / "run.jsonl", ANSWERS)
-    return pytester
-
-
-def run(pytester: pytest.Pytester, *extra: str, predictions: str = "run.jsonl") -> pytest.RunResult:
-    return pytester.runpytest(
-        f"--tebench-predictions={predictions}",
-        "--tebench-benchmark=arithmetic",
-        "--tebench-dataset=questions.jsonl",
-        f"--tebench-cache-dir={pytester.path / 'cache'}",
-        "-p",
-        "no:cacheprovider",
-        *extra,
-    )
-
-
-def report(pytester: pytest.Pytester, name: str = "report.json") -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((pytester.path / name).read_text())
-    return data
 
 
 def test_a_benchmark_from_a_conftest_gets_items_report_and_summary(toy: pytest.Pytester) -> None:
@@ -105,7 +65,7 @@ def test_xdist_gives_the_same_report(toy: pytest.Pytester) -> None:
     run(toy, "--tebench-report=one.json").assert_outcomes(passed=5, failed=1)
     run(toy, "--tebench-report=two.json", "-n", "2").assert_outcomes(passed=5, failed=1)
     one, two = report(toy, "one.json"), report(toy, "two.json")
-    assert one["results"] == two["results"]
+    assert without_provenance(one["results"]) == without_provenance(two["results"])
     assert one["summary"] == two["summary"]
 
 

@@ -94,6 +94,12 @@ class BenchmarkAdapter(Protocol):
         """The reference answer, evaluated when predictions are ``gold``."""
         ...
 
+    def cache_key(self, instance: BenchmarkInstance) -> str | None:
+        """What decides an item's result besides the prediction and the toolchain: the instance's
+        content and the benchmark's scoring settings (a string; hashed by the core). None: never
+        reuse results of this instance."""
+        ...
+
     def prepare(self, instance: BenchmarkInstance, context: EvalContext) -> Prepared:
         """Build what evaluating any prediction of this instance needs (raise HarnessError if impossible)."""
         ...

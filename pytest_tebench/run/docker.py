@@ -543,6 +543,9 @@ class DockerExecutor:
         finally:
             self._live.pop(container.id, None)
 
+    def toolchain(self) -> str:
+        return f"docker:image={self._ensure_image()}"
+
     def java_versions(self) -> tuple[int, ...]:
         """Feature versions of the JDKs in the image."""
         return tuple(self._recipe.jdks)

@@ -109,6 +109,11 @@ class Executor(Protocol):
         build layer's job (:func:`pytest_tebench.run.maven.jdk.choose_java_version`)."""
         ...
 
+    def toolchain(self) -> str:
+        """What this executor builds with (JDK homes and versions, Maven, the image id), as one
+        string: part of the key under which finished results are reused."""
+        ...
+
     def close(self) -> None:
         """Release resources (containers, clients). Called once per process at session end."""
         ...

@@ -78,6 +78,10 @@ class LocalExecutor:
     def java_versions(self) -> tuple[int, ...]:
         return tuple(sorted(self.jdks))
 
+    def toolchain(self) -> str:
+        jdks = ",".join(f"{version}={self.jdks[version]}" for version in sorted(self.jdks))
+        return f"local:jdks={jdks};mvn={shutil.which('mvn') or ''}"
+
     def java_home(self, version: int) -> Path:
         home = self.jdks.get(version)
         if home is None or not (home / "bin" / "java").is_file():

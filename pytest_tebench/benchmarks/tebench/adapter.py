@@ -112,6 +112,21 @@ class TebenchAdapter:
             instances.append(instance)
         return instances
 
+    def cache_key(self, instance: BenchmarkInstance) -> str | None:
+        payload: TebenchInstance = instance.payload
+        update = self.settings.update
+        return json.dumps(
+            {
+                "instance": _content_key(payload)["content"],
+                "allow_non_test_edits": self.settings.allow_non_test_edits,
+                # everything of the update settings that can change a finished result
+                "update": None
+                if update is None
+                else {"scoring": update.scoring, "jdk": update.jdk, "maven": update.maven_version},
+            },
+            sort_keys=True,
+        )
+
     def gold_patch(self, instance: BenchmarkInstance) -> str:
         payload: TebenchInstance = instance.payload
         return payload.test_patch
