@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Literal
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.workspace.gitcmd import GitError
+from pytest_tebench.workspace.gitcmd import git
 
 DEMO_REPO = "pytest-tebench/textkit"
 DEMO_PROJECT = "textkit"
@@ -243,20 +244,9 @@ def _git_env(home: Path) -> dict[str, str]:
 def _git(args: Sequence[str], *, cwd: Path, env: dict[str, str], stdin: bytes | None = None) -> str:
     settings = [arg for key, value in _GIT_SETTINGS for arg in ("-c", f"{key}={value}")]
     try:
-        done = subprocess.run(
-            ["git", *settings, *args],
-            cwd=cwd,
-            env=env,
-            input=stdin,
-            capture_output=True,
-            timeout=_GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise HarnessError(f"demo replay: cannot run git {' '.join(args[:1])}: {exc}") from exc
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise HarnessError(f"demo replay: git {' '.join(args)} failed ({done.returncode}): {message}")
+        done = git(cwd, *settings, *args, input=stdin, env=env, timeout=_GIT_TIMEOUT_S)
+    except GitError as exc:
+        raise HarnessError(f"demo replay: {exc}: {exc.stderr.strip()}") from exc
     return done.stdout.decode("utf-8", "replace").strip()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_tebench.errors import HarnessError
@@ -55,15 +56,20 @@ def git(
     input: bytes | None = None,
     check: bool = True,
     timeout: float = 600,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git <args>`` in ``cwd``; raise :class:`GitError` on failure when ``check``."""
+    """Run ``git <args>`` in ``cwd``; raise :class:`GitError` on failure when ``check``.
+
+    The one git runner of the package. ``env`` replaces :func:`git_env` for the few callers
+    that need a different, still closed, environment (the demo replay's own identities and
+    dates; an extra ``GIT_INDEX_FILE``)."""
     try:
         completed = subprocess.run(
             ["git", *_BASE_CONFIG, *args],
             cwd=cwd,
             input=input,
             capture_output=True,
-            env=git_env(),
+            env=dict(env) if env is not None else git_env(),
             timeout=timeout,
             check=False,
         )

@@ -295,17 +295,7 @@ def _record(instance: BenchmarkInstance, prediction: Prediction, status: str) ->
 
 
 def _identification(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
-    scores = set_scores(gold, predicted)
-    return {
-        "tp": scores["tp"],
-        "fp": scores["fp"],
-        "fn": scores["fn"],
-        "precision": scores["precision"],
-        "recall": scores["recall"],
-        "f1": scores["f1"],
-        "gold_items": sorted(gold),
-        "predicted_items": sorted(predicted),
-    }
+    return dict(set_scores(gold, predicted))
 
 
 def _content_key(payload: TebenchInstance) -> dict[str, str]:

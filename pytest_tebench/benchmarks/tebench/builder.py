@@ -43,6 +43,8 @@ from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven.dist import required_maven_version
 from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.selection import run_inherited
+from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
+from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
@@ -88,8 +90,8 @@ class BuildConfig:
     rev: str = "HEAD"
     max_instances: int | None = None
     jobs: int = 1
-    compile_timeout: float = 300.0
-    test_timeout: float = 900.0
+    compile_timeout: float = DEFAULT_TIMEOUT_COMPILE
+    test_timeout: float = DEFAULT_TIMEOUT_TEST
     maven_version: str = ""
 
     @property

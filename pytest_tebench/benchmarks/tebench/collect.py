@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -151,16 +150,7 @@ def _git_indexed(cwd: Path, index: Path, *args: str) -> bytes:
     ``GIT_INDEX_FILE`` builds on the same environment and adds only that.
     """
     env = {**git_env(), "GIT_INDEX_FILE": str(index)}
-    config = ("-c", "core.autocrlf=false", "-c", "core.fsmonitor=false", "-c", "gc.auto=0")
-    try:
-        completed = subprocess.run(
-            ["git", *config, *args], cwd=cwd, env=env, capture_output=True, timeout=600, check=False
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise GitError(f"git {args[0]} timed out") from exc
-    if completed.returncode != 0:
-        raise GitError(f"git {' '.join(args[:2])} failed in {cwd}", completed.stderr.decode(errors="replace"))
-    return completed.stdout
+    return git(cwd, "-c", "core.fsmonitor=false", *args, env=env).stdout
 
 
 def _diff(folder: Path, base: str, tree: str, pathspec: Sequence[str], *config: str) -> bytes:

@@ -40,6 +40,8 @@ from pytest_tebench.run.maven.jacoco import check_agent_paths
 from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
+from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
+from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
 from pytest_tebench.run.maven.steps import compile_step
 from pytest_tebench.run.maven.steps import selection_step
 from pytest_tebench.run.maven.surefire import ERROR
@@ -70,8 +72,8 @@ class RunSettings:
     maven_version: str = ""
     offline: bool = True
     coverage: bool = True
-    compile_timeout: float = 300.0
-    test_timeout: float = 900.0
+    compile_timeout: float = DEFAULT_TIMEOUT_COMPILE
+    test_timeout: float = DEFAULT_TIMEOUT_TEST
     report_timeout: float = 120.0
     #: Remove ``target/`` before compiling; switch off only for a workspace known to be fresh.
     clean_target: bool = True
