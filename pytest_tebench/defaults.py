@@ -55,12 +55,30 @@ def pytest_tebench_generate_json(
 
 @pytest.hookimpl(trylast=True)
 def pytest_tebench_write_reports(config: pytest.Config, report: dict[str, Any]) -> None:
-    path = config.stash[options_key].report
+    options = config.stash[options_key]
+    path = options.report
     if path is not None:
         try:
             write_report(report, path)
         except OSError as exc:
             raise InputError(f"cannot write the JSON report: {exc}", source=str(path)) from exc
+    html_path = config.getoption("tebench_html", None)
+    if html_path is not None:
+        _write_html_report(config, report, html_path, run=options.anchor_nodeid)
+
+
+def _write_html_report(config: pytest.Config, report: dict[str, Any], path: Path, *, run: str) -> None:
+    from pytest_tebench.report.html import write_html
+    from pytest_tebench.report.html_model import Run
+    from pytest_tebench.report.html_model import run_name
+
+    try:
+        written = write_html([Run(run_name(run), report)], path)
+    except OSError as exc:
+        raise InputError(f"cannot write the HTML report: {exc}", source=str(path)) from exc
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"HTML report: {written}")
 
 
 def _plain_options(options: TebenchOptions) -> dict[str, Any]:

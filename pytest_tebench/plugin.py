@@ -107,6 +107,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Write the JSON report (schema in docs/report-format.md) to PATH.",
     )  # fmt: skip
     group.addoption(
+        "--tebench-html", dest="tebench_html", metavar="PATH", type=Path, default=None,
+        help="Write a self-contained HTML report (leaderboard, plots, per-item patches) to PATH. "
+        "Needs the html extra: pip install 'pytest-tebench[html]'.",
+    )  # fmt: skip
+    group.addoption(
         "--tebench-min-f1", dest="tebench_min_f1", metavar="X", type=_fraction, default=None,
         help="Fail the session when a model's micro identification F1 is below X (0..1).",
     )  # fmt: skip
@@ -234,6 +239,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     for line in MARKERS:
         config.addinivalue_line("markers", line)
+    _check_html_report(config)
     options = options_from_config(config)
     config.stash[options_key] = options
     anchor = anchor_path(options)
@@ -250,6 +256,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(TebenchWorker(config, options), "tebench-worker")
     if not is_worker:
         config.pluginmanager.register(TebenchController(config, options), "tebench-controller")
+
+
+def _check_html_report(config: pytest.Config) -> None:
+    """Fail at start, not after an hour of builds, when the HTML report cannot be written."""
+    if config.getoption("tebench_html", None) is None:
+        return
+    from pytest_tebench.errors import InputError
+    from pytest_tebench.report.html import require_dependencies
+
+    try:
+        require_dependencies("--tebench-html")
+    except InputError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 @pytest.hookimpl

@@ -123,6 +123,9 @@ class TebenchAdapter:
         gold_items = prepared.gold.items
         record = base_record(instance, prediction, "evaluated")
         record["timings"] = dict(prepared.timings)
+        # both patches travel with the record so a report can show them offline (tebench report --html)
+        record["prediction_patch"] = prediction.patch
+        record["gold_patch"] = instance.payload.test_patch
         if context.keep_workspaces:
             record["workspace"] = str(prepared.workspace.path)
         if prediction.is_empty:
