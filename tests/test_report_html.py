@@ -7,8 +7,8 @@ layout) is tested in test_report_html_browser.py.
 from __future__ import annotations
 
 import base64
-import html
 import gzip
+import html
 import json
 import re
 from pathlib import Path
