@@ -9,6 +9,7 @@ TEBENCH_SCREENSHOT=PATH to keep one elsewhere (that is how docs/report-screensho
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,17 @@ class Page:
 
     def open(self, path: Path) -> None:
         self.page.goto(path.as_uri())
+
+    def wait_ready(self, seconds: float = 60.0) -> None:
+        """Until the page's script says it has drawn everything; a script error fails at once."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.errors:
+                pytest.fail(f"JavaScript errors: {self.errors}", pytrace=False)
+            if self.page.locator("body[data-ready=true]").count():
+                return
+            self.page.wait_for_timeout(100)
+        pytest.fail(f"the page was not ready after {seconds} s", pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -74,13 +86,13 @@ def test_demo_report_opens_offline_without_script_errors(page: Page, demo_page: 
     page.page.route("**/*", lambda route: (requests.append(route.request.url), route.abort())
                     if not route.request.url.startswith("file:") else route.continue_())  # fmt: skip
     page.open(demo_page)
-    page.page.wait_for_selector("body[data-ready=true]", timeout=30_000)
+    page.wait_ready()
     assert requests == []
     assert page.errors == []
 
     items = page.page.locator("#item-body tr")
-    total = len(load_runs([REPORTS / "gold.json", REPORTS / "models.json"])[0].report["results"]) + len(
-        load_runs([REPORTS / "models.json"])[0].report["results"]
+    total = sum(
+        len(run.report["results"]) for run in load_runs([REPORTS / "gold.json", REPORTS / "models.json"])
     )
     assert items.count() == total
     # the first item is open: both patches coloured side by side, its tests and its identified items
@@ -105,7 +117,7 @@ def test_demo_report_opens_offline_without_script_errors(page: Page, demo_page: 
 
 def test_filters_sorting_and_drill_down_work(page: Page, demo_page: Path) -> None:
     page.open(demo_page)
-    page.page.wait_for_selector("body[data-ready=true]", timeout=30_000)
+    page.wait_ready()
     report = load_runs([REPORTS / "models.json"])[0].report
     not_applied = [r for r in report["results"] if r["status"] == "not_applied"]
     errors = [r for r in report["results"] if r["status"] == "error"]
@@ -129,15 +141,19 @@ def test_filters_sorting_and_drill_down_work(page: Page, demo_page: Path) -> Non
     texts = page.page.locator("#item-body tr td:first-child").all_inner_texts()
     assert texts and all("6f3adb06" in t for t in texts)
 
-    # sorting a leaderboard column by F1 puts the best model first, then the worst
-    header = page.page.locator("table.board").first.locator(
-        "thead tr:nth-child(2) th[title='identification.micro.f1']"
-    )
+    # sorting a leaderboard column by micro F1: lowest first, then (second click) highest first
+    f1 = {
+        model: summary["identification"]["micro"]["f1"]
+        for run in load_runs([REPORTS / "gold.json", REPORTS / "models.json"])
+        for model, summary in run.report["summary"].items()
+    }
+    board = page.page.locator("table.board").first
+    header = board.locator("thead tr:nth-child(2) th[title='identification.micro.f1']")
     header.click()
-    header.click()  # descending
-    first = page.page.locator("table.board").first.locator("tbody tr th.model").first.inner_text()
-    best = max(report["summary"].items(), key=lambda kv: kv[1]["identification"]["micro"]["f1"] or 0.0)
-    assert best[1]["identification"]["micro"]["f1"] == 1.0 and first in ("gold", best[0])
+    assert f1[board.locator("tbody tr th.model").first.inner_text()] == min(f1.values())
+    header.click()
+    assert f1[board.locator("tbody tr th.model").first.inner_text()] == max(f1.values())
+    assert min(f1.values()) < max(f1.values())
     assert page.errors == []
 
 

@@ -159,7 +159,8 @@ function kv(pairs) {
 }
 
 function listTable(rows) {
-  const keys = [];
+  // records are key-sorted; these read best first
+  const keys = ["class", "method", "key", "path", "status"].filter((k) => rows.some((r) => k in r));
   rows.forEach((r) => Object.keys(r).forEach((k) => { if (!keys.includes(k)) keys.push(k); }));
   return el("div", { class: "scroll" }, el("table", {},
     el("thead", {}, el("tr", {}, keys.map((k) => el("th", {}, k)))),
