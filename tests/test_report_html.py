@@ -310,3 +310,9 @@ def test_plugin_refuses_to_start_without_the_html_extra(
     assert "--tebench-html needs pygments, which is not installed: pip install 'pytest-tebench[html]'" in (
         result.stderr.str()
     )
+
+
+def test_per_project_cells_show_their_item_counts(runs: list[Run], page: str) -> None:
+    by_project = runs[1].report["summary"]["partial"]["update"]["by_project"]["textkit"]
+    oa = by_project["oa"]
+    assert f'style="--v:{oa}">{oa * 100:.1f}<small>{by_project["items"]}</small>' in page

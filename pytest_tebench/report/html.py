@@ -87,6 +87,7 @@ def render_html(runs: Sequence[Run], *, title: str | None = None) -> str:
         runs=[_run_info(run) for run in runs],
         boards=html_model.leaderboards(rows),
         items_in_group=html_model.items_in_group,
+        items_of=html_model.items_of,
         get_path=html_model.get_path,
         plots=_plots(rows, records),
         css=_asset("report.css") + "\n" + html_diff.stylesheet(),

@@ -203,6 +203,13 @@ def _projects(
     return dict(sorted(table.items()))
 
 
+def items_of(groups: Any, name: str) -> int | None:
+    """The ``items`` count of member ``name`` of a ``by_*`` mapping (project names may hold dots)."""
+    group = groups.get(name) if isinstance(groups, Mapping) else None
+    value = group.get("items") if isinstance(group, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def items_in_group(row: ModelRow, column: Column) -> int | None:
     """How many items a score stands on: its group's ``items`` count when the summary has one."""
     value = get_path(row.summary, f"{column.group}.items") if column.group else None
