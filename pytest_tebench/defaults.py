@@ -76,9 +76,18 @@ def _write_html_report(config: pytest.Config, report: dict[str, Any], path: Path
         written = write_html([Run(run_name(run), report)], path)
     except OSError as exc:
         raise InputError(f"cannot write the HTML report: {exc}", source=str(path)) from exc
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"HTML report: {written}")
+    config.stash[_html_written_key] = written
+
+
+_html_written_key = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    # after the tebench summary (the controller's), beside its "JSON report:" line
+    written = config.stash.get(_html_written_key, None)
+    if written is not None:
+        terminalreporter.write_line(f"HTML report: {written}")
 
 
 def _plain_options(options: TebenchOptions) -> dict[str, Any]:
