@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tebench import __version__
+from pytest_tebench.benchmarks.base import SCORED_STATUSES
 from pytest_tebench.errors import InputError
 from pytest_tebench.report import html_model
 from pytest_tebench.report.html_model import PATCH_FIELDS
@@ -146,7 +147,7 @@ def _plots(
 
     plots = html_plots.Plots()
     models = [row.key for row in rows]
-    scored = [(m, r) for m, r in records if r.get("status") in html_model.SCORED_STATUSES]
+    scored = [(m, r) for m, r in records if r.get("status") in SCORED_STATUSES]
     paths = html_model.score_paths(r for _, r in scored)
     values: dict[str, dict[str, list[float]]] = {}
     per_instance: dict[str, dict[str, dict[str, float]]] = {}

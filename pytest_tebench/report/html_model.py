@@ -22,8 +22,6 @@ from typing import Any
 
 #: Leaf names preferred as a group's headline score, most preferred first.
 HEADLINE_LEAVES = ("f1", "oa", "s_update", "resolved", "pass@1", "score", "accuracy")
-#: Statuses whose records are model scores (the others are the harness's).
-SCORED_STATUSES = ("evaluated", "empty", "not_applied")
 #: Summary subtrees that are not score columns of the main leaderboard.
 _COUNTS_KEY = "counts"
 _PROJECT_KEY = "by_project"
