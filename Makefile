@@ -22,6 +22,8 @@ test: $(BIN)/.installed
 	@# Docker tests need an engine and the sandbox image; where we are root this installs and
 	@# starts the engine, and the image is built once (reused while its recipe is unchanged).
 	-@scripts/ensure-docker && $(BIN)/tebench image ensure
+	@# the HTML report's browser tests need Debian's chromium (installed when root)
+	-@scripts/ensure-browser
 	$(BIN)/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider tests
 
 lint: $(BIN)/.installed

@@ -3,6 +3,7 @@
     tebench build REPO --repo OWNER/NAME --out FILE [--since D] [--until D] [--max N] [-j N]
     tebench export DATASET --out DIR [-k EXPR] [--repos DIR ...] [--cache-dir DIR]
     tebench collect DIR --model NAME --out FILE
+    tebench report RUN.json [RUN2.json ...] --html PATH
     tebench image {build,ensure,tag,info}
 
 Thin on purpose: each subcommand parses its arguments and calls one module.
@@ -177,6 +178,19 @@ def _image(args: argparse.Namespace) -> int:
     return docker_image.main([args.action, *args.rest])
 
 
+def _report(args: argparse.Namespace) -> int:
+    from pytest_tebench.report.html import load_runs
+    from pytest_tebench.report.html import require_dependencies
+    from pytest_tebench.report.html import write_html
+
+    require_dependencies("tebench report --html")
+    runs = load_runs(args.reports)
+    path = write_html(runs, args.html, title=args.title)
+    items = sum(len(run.report.get("results") or []) for run in runs)
+    print(f"{len(runs)} report(s), {items} item(s): {path}")
+    return 0
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tebench", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -243,6 +257,14 @@ def make_parser() -> argparse.ArgumentParser:
         help="prune the least recently used results until the store holds at most SIZE (e.g. 500m)",
     )  # fmt: skip
     cache.set_defaults(run=_cache)
+
+    report = commands.add_parser(
+        "report", help="render JSON reports (one run, or several side by side) as one HTML page"
+    )
+    report.add_argument("reports", nargs="+", metavar="RUN.json", help="JSON reports (--tebench-report)")
+    report.add_argument("--html", required=True, metavar="PATH", help="the self-contained HTML file to write")
+    report.add_argument("--title", default=None, help="page title (default: the runs' names)")
+    report.set_defaults(run=_report)
 
     image = commands.add_parser("image", help="build or inspect the Docker base image")
     image.add_argument("action", choices=("build", "ensure", "tag", "info"))

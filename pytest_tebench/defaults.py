@@ -63,12 +63,39 @@ def pytest_tebench_generate_json(
 
 @pytest.hookimpl(trylast=True)
 def pytest_tebench_write_reports(config: pytest.Config, report: dict[str, Any]) -> None:
-    path = config.stash[options_key].report
+    options = config.stash[options_key]
+    path = options.report
     if path is not None:
         try:
             write_report(report, path)
         except OSError as exc:
             raise InputError(f"cannot write the JSON report: {exc}", source=str(path)) from exc
+    html_path = config.getoption("tebench_html", None)
+    if html_path is not None:
+        _write_html_report(config, report, html_path, run=options.anchor_nodeid)
+
+
+def _write_html_report(config: pytest.Config, report: dict[str, Any], path: Path, *, run: str) -> None:
+    from pytest_tebench.report.html import write_html
+    from pytest_tebench.report.html_model import Run
+    from pytest_tebench.report.html_model import run_name
+
+    try:
+        written = write_html([Run(run_name(run), report)], path)
+    except OSError as exc:
+        raise InputError(f"cannot write the HTML report: {exc}", source=str(path)) from exc
+    config.stash[_html_written_key] = written
+
+
+_html_written_key = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    # after the tebench summary (the controller's), beside its "JSON report:" line
+    written = config.stash.get(_html_written_key, None)
+    if written is not None:
+        terminalreporter.write_line(f"HTML report: {written}")
 
 
 #: Option values that are machine-specific paths: two identical runs' reports must not differ.

@@ -74,7 +74,7 @@ def pytest_tebench_update_json(config: pytest.Config, report: dict[str, Any]) ->
 
 @pytest.hookspec()
 def pytest_tebench_write_reports(config: pytest.Config, report: dict[str, Any]) -> None:
-    """Write the report wherever you like (the built-in writer handles ``--tebench-report``).
+    """Write the report wherever you like (built-in: ``--tebench-report`` and ``--tebench-html``).
 
     Called on the controller only, after ``pytest_tebench_update_json``.
     """

@@ -81,6 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("tebench_predictions"):
         return
     config.addinivalue_line("markers", TEBENCH_MARKER)
+    _check_html_report(config)
     options = options_from_config(config)
     config.stash[options_key] = options
     _collect_anchor(config, anchor_path(options), Path(options.predictions))
@@ -92,6 +93,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(TebenchWorker(config, options, controller), "tebench-worker")
     if controller is not None:
         config.pluginmanager.register(controller, "tebench-controller")
+
+
+def _check_html_report(config: pytest.Config) -> None:
+    """Fail at start, not after an hour of builds, when the HTML report cannot be written."""
+    if config.getoption("tebench_html", None) is None:
+        return
+    from pytest_tebench.errors import InputError
+    from pytest_tebench.report.html import require_dependencies
+
+    try:
+        require_dependencies("--tebench-html")
+    except InputError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _collect_anchor(config: pytest.Config, anchor: Path, predictions: Path) -> None:

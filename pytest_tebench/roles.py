@@ -212,8 +212,12 @@ class TebenchController:
             self.unsandboxed = self.executor_name == "local"
         for line in self.adapter.markers:
             config.addinivalue_line("markers", line)
-        if options.report is not None:
-            _check_writable(options.report)
+        for flag, path in (
+            ("--tebench-report", options.report),
+            ("--tebench-html", options.values.get("html")),
+        ):
+            if path is not None:
+                _check_writable(flag, Path(path))
         self.records: dict[str, dict[str, Any]] = {}
         self.summary: dict[str, Any] = {}
         self.threshold_failures: list[str] = []
@@ -323,10 +327,10 @@ class TebenchController:
         )
 
 
-def _check_writable(path: Path) -> None:
-    """Fail at start, not after hours of builds, when the report cannot be written."""
+def _check_writable(flag: str, path: Path) -> None:
+    """Fail at start, not after hours of builds, when a report cannot be written."""
     if path.is_dir():
-        raise pytest.UsageError(f"--tebench-report: {path} is a directory")
+        raise pytest.UsageError(f"{flag}: {path} is a directory")
     directory = path.parent
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -334,6 +338,6 @@ def _check_writable(path: Path) -> None:
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
-        raise pytest.UsageError(f"--tebench-report: cannot write to {directory}: {exc.strerror}") from None
+        raise pytest.UsageError(f"{flag}: cannot write to {directory}: {exc.strerror}") from None
     if path.exists() and not os.access(path, os.W_OK):
-        raise pytest.UsageError(f"--tebench-report: {path} is not writable")
+        raise pytest.UsageError(f"{flag}: {path} is not writable")

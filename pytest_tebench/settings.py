@@ -202,6 +202,11 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("report", metavar="PATH", type=Path,
                help="Write the JSON report (schema in docs/report-format.md) to PATH."),
     OptionSpec(
+        "html", metavar="PATH", type=Path,
+        help="Write a self-contained HTML report (leaderboard, plots, per-item patches) to PATH. "
+        "Needs the html extra: pip install 'pytest-tebench[html]'.",
+    ),
+    OptionSpec(
         "fail-under", metavar="METRIC=X", action="append", type=metric_threshold,
         help="Fail the session when a model's METRIC is below X (0..1); the benchmark names its "
         "metrics (TEBench: f1, precision, recall, macro_f1, oa; see the docs). May be repeated.",

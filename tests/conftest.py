@@ -1,11 +1,12 @@
-"""Shared fixtures: throwaway git histories, and the CI rule for Maven and Docker tests.
+"""Shared fixtures: throwaway git histories, and the CI rule for Maven, Docker and browser tests.
 
-Tests marked ``maven`` or ``docker`` skip on a developer machine that lacks the tool, but in
+Tests marked ``maven``, ``docker`` or ``browser`` skip on a developer machine that lacks the tool, but in
 CI (``CI=true``) a missing tool is a failure: those tests must really run there.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -42,6 +43,14 @@ def _tool_requirements(request: pytest.FixtureRequest) -> None:
             == 0
         )
         _require("a running Docker engine", ok)
+    if request.node.get_closest_marker("browser"):
+        ok = chromium_path() is not None and importlib.util.find_spec("playwright") is not None
+        _require("Chromium and playwright (scripts/ensure-browser)", ok)
+
+
+def chromium_path() -> str | None:
+    """The headless browser of the browser tests: $TEBENCH_CHROMIUM, else Debian's chromium."""
+    return os.environ.get("TEBENCH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 Files = Mapping[str, str | bytes | None]  # path -> content; None deletes the file

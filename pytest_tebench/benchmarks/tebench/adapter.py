@@ -84,7 +84,9 @@ class TebenchAdapter:
     name = "tebench"
     markers = MARKERS
     gate_metrics = {name: description for name, (_, description) in GATE_METRICS.items()}
-    record_fields = ("apply_method", "touched_non_test_files", "identification", "update", "timings")
+    record_fields = (
+        "apply_method", "touched_non_test_files", "identification", "update", "timings", "prediction_patch", "gold_patch",
+    )  # fmt: skip
 
     def __init__(self, settings: TebenchSettings | None = None) -> None:
         self.settings = settings or TebenchSettings()
@@ -177,6 +179,9 @@ class TebenchAdapter:
         gold_items = prepared.gold.items
         record = _record(instance, prediction, "evaluated")
         record["timings"] = dict(prepared.timings)
+        # both patches travel with the record so a report can show them offline (tebench report --html)
+        record["prediction_patch"] = prediction.patch
+        record["gold_patch"] = instance.payload.test_patch
         if context.keep_workspaces:
             record["workspace"] = str(prepared.workspace.path)
         if prediction.is_empty:
