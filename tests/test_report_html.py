@@ -190,7 +190,9 @@ def test_the_page_is_self_contained_and_deterministic(runs: list[Run], page: str
 
 
 def test_missing_plots_are_left_out_rather_than_drawn_empty() -> None:
-    empty = build_report([], harness_version="t", dataset="d", predictions="p", update_scoring=None)
+    empty = build_report(
+        [], summary={}, harness_version="t", benchmark="tebench", dataset="d", predictions="p", fields={}
+    )
     page = render_html([Run("empty", empty)])
     assert "Nothing to plot." in page
     assert unpack(page) == {"items": [], "patches": {}}
