@@ -245,7 +245,7 @@ def _fit(
         def block(path: str = path) -> str:
             return layout.file_block(path, _text(tree, path))
 
-        size = _CACHES.tokens.count((path, tree.sha(path)), block)
+        size = _CACHES.tokens.count((path, tree.sha(path)), block, count_tokens)
         if used + size < max_tokens:
             chosen.append(path)
             used += size

@@ -93,12 +93,14 @@ class TokenCache:
         self.hits = 0
         self.misses = 0
 
-    def count(self, key: object, make_text: Callable[[], str]) -> int:
+    def count(
+        self, key: object, make_text: Callable[[], str], counter: Callable[[str], int] = count_tokens
+    ) -> int:
         cached = self._counts.get(key)
         if cached is not None:
             self.hits += 1
             return cached
         self.misses += 1
-        value = count_tokens(make_text())
+        value = counter(make_text())
         self._counts[key] = value
         return value
