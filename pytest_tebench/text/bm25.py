@@ -3,8 +3,8 @@
 SWE-bench ranks files with pyserini: documents are ``path + "\\n" + contents``, analysed by
 Lucene's English analyzer (standard tokenizer, possessive filter, lower case, the 33 English
 stop words, Porter stemming) and scored with Lucene's BM25 (k1 = 0.9, b = 0.4). pyserini needs
-a JVM and Java 21 at run time; here the index is built with ``bm25s`` (method ``lucene``, the
-same IDF and the same parameters) over tokens made to follow Lucene's analyzer:
+a JVM and Java 21 at run time; here documents are analysed in Python, following Lucene's
+analyzer, and scored by ``bm25s`` (method ``lucene``: the same IDF, the same parameters):
 
 * the tokenizer keeps words joined by ``.``, ``'`` or ``_`` together and keeps one-letter
   words, as Unicode word breaking (UAX #29, Lucene's StandardTokenizer) does;
@@ -19,6 +19,7 @@ slightly differently), and the Unicode rules are approximated by a regular expre
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +41,8 @@ _POSSESSIVE = re.compile(r"['\u2019]s$")
 
 def split_words(text: str) -> list[str]:
     """Lucene-like words of ``text``, lower-cased, possessive ``'s`` removed (no stop words yet)."""
-    return [_POSSESSIVE.sub("", word) for word in _WORD.findall(text.lower())]
+    words = _WORD.findall(text.lower())
+    return [_POSSESSIVE.sub("", w) if "'" in w or "\u2019" in w else w for w in words]
 
 
 @dataclass(frozen=True)
@@ -49,24 +51,63 @@ class Hit:
     score: float
 
 
-class FileIndex:
-    """A BM25 index over named documents (a repository's files at one revision)."""
+class Analyzer:
+    """Lucene-like analysis (words, stop words, Porter stems), with two caches.
 
-    def __init__(self, documents: dict[str, str]) -> None:
-        bm25s = require("bm25s")
+    Stems are cached per word; a document's terms can be cached under a caller's key (a blob
+    hash), because most files are the same at the next revision of a repository.
+    """
+
+    def __init__(self) -> None:
         stemmer_module = require("Stemmer")
+        self._stem_word = stemmer_module.Stemmer("porter").stemWord
+        self._stop = frozenset(LUCENE_STOP_WORDS)
+        self._stems: dict[str, str] = {}
+        self._documents: dict[object, list[str]] = {}
+
+    def terms(self, text: str) -> list[str]:
+        stems = self._stems
+        terms: list[str] = []
+        for word in split_words(text):
+            if word in self._stop:
+                continue
+            stem = stems.get(word)
+            if stem is None:
+                stem = stems[word] = self._stem_word(word)
+            terms.append(stem)
+        return terms
+
+    def document_terms(self, key: object, text: str) -> list[str]:
+        terms = self._documents.get(key)
+        if terms is None:
+            terms = self._documents[key] = self.terms(text)
+        return terms
+
+    def keep_only(self, keys: set[object]) -> None:
+        """Forget cached documents not in ``keys`` (bounds memory to about one revision)."""
+        self._documents = {k: v for k, v in self._documents.items() if k in keys}
+
+
+class FileIndex:
+    """A BM25 index over named documents (a repository's files at one revision).
+
+    ``documents`` maps a document id to its text, or to ``(cache key, text)`` so that the
+    analyzer's per-document cache can be used.
+    """
+
+    def __init__(
+        self, documents: Mapping[str, str | tuple[object, str]], analyzer: Analyzer | None = None
+    ) -> None:
+        bm25s = require("bm25s")
+        self.analyzer = analyzer or Analyzer()
         self.docids = list(documents)
-        self._tokenizer: Any = bm25s.tokenization.Tokenizer(
-            lower=False,  # split_words lower-cases before the possessive filter, as Lucene does
-            splitter=split_words,
-            stopwords=list(LUCENE_STOP_WORDS),
-            stemmer=stemmer_module.Stemmer("porter").stemWord,
-        )
+        corpus: list[list[str]] = []
+        for docid in self.docids:
+            value = documents[docid]
+            key, text = value if isinstance(value, tuple) else ((docid, value), value)
+            corpus.append(self.analyzer.document_terms(key, text))
         self._retriever: Any = None
         if self.docids:
-            corpus = self._tokenizer.tokenize(
-                [documents[d] for d in self.docids], return_as="ids", show_progress=False
-            )
             self._retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
             self._retriever.index(corpus, show_progress=False)
 
@@ -77,10 +118,7 @@ class FileIndex:
         """The ``k`` best documents for ``query``, best first; ties broken by document id."""
         if self._retriever is None or k <= 0:
             return []
-        ids = self._tokenizer.tokenize(
-            [query], update_vocab=False, return_as="ids", show_progress=False, allow_empty=False
-        )
-        terms = [t for t in ids[0] if t is not None]
+        terms = [t for t in self.analyzer.terms(query) if t in self._retriever.vocab_dict]
         if not terms:
             return []
         scores = self._retriever.get_scores(terms)

@@ -35,6 +35,7 @@ from typing import Protocol
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.datasets import RawRecord
+from pytest_tebench.text.bm25 import Analyzer
 from pytest_tebench.text.bm25 import FileIndex
 from pytest_tebench.text.tokens import TokenCache
 from pytest_tebench.text.tokens import count_tokens
@@ -149,6 +150,15 @@ class _Caches:
         self.tree: Tree | None = None
         self.index: FileIndex | None = None
         self.tokens = TokenCache()
+        self._analyzer: Analyzer | None = None
+        self.last_documents: set[object] = set()
+
+    @property
+    def analyzer(self) -> Analyzer:
+        # made on first use: it needs the text extra, which oracle prompts do not
+        if self._analyzer is None:
+            self._analyzer = Analyzer()
+        return self._analyzer
 
 
 _CACHES = _Caches()
@@ -281,7 +291,16 @@ def _tree_and_index(
     index = None
     if settings.style == "bm25":
         # a document is its path and its contents, as SWE-bench's file_name_and_contents builds it
-        index = FileIndex({p: p + "\n" + _text(tree, p) for p in sorted(tree.blobs) if layout.is_document(p)})
+        documents: dict[str, str | tuple[object, str]] = {
+            path: ((path, tree.sha(path)), path + "\n" + _text(tree, path))
+            for path in sorted(tree.blobs)
+            if layout.is_document(path)
+        }
+        keys = {value[0] for value in documents.values() if isinstance(value, tuple)}
+        # unchanged files keep their analysed terms from the previous revision; older ones are dropped
+        _CACHES.analyzer.keep_only(keys | _CACHES.last_documents)
+        _CACHES.last_documents = keys
+        index = FileIndex(documents, _CACHES.analyzer)
     _CACHES.tree_key, _CACHES.tree, _CACHES.index = key, tree, index
     return tree, index
 
