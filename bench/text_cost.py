@@ -44,7 +44,9 @@ def swebench_rows(path: Path, repo: str) -> list[dict[str, Any]]:
 
 def history_rows(git_dir: Path, repo: str, limit: int) -> list[dict[str, Any]]:
     """TEBench-shaped rows from the newest commits changing both the production and the test tree."""
-    log = git_text(git_dir, "log", "--no-merges", "--format=%H %P", "-n", str(limit * 20), "HEAD", "--", "src/main")
+    log = git_text(
+        git_dir, "log", "--no-merges", "--format=%H %P", "-n", str(limit * 20), "HEAD", "--", "src/main"
+    )
     rows: list[dict[str, Any]] = []
     for line in log.splitlines():
         commit, *parents = line.split()
@@ -52,13 +54,13 @@ def history_rows(git_dir: Path, repo: str, limit: int) -> list[dict[str, Any]]:
             continue
         parent = parents[0]
         names = git_text(git_dir, "diff", "--name-only", parent, commit).splitlines()
-        if not any(n.startswith("src/test/") for n in names) or not any(n.startswith("src/main/") for n in names):
+        trees = {n.split("/")[1] for n in names if n.startswith("src/") and n.count("/") > 1}
+        if not {"main", "test"} <= trees:
             continue
 
         def diff(*pathspec: str, parent: str = parent, commit: str = commit) -> str:
-            return git(git_dir, "diff", "--binary", "--full-index", parent, commit, "--", *pathspec).stdout.decode(
-                "utf-8", errors="replace"
-            )
+            out = git(git_dir, "diff", "--binary", "--full-index", parent, commit, "--", *pathspec).stdout
+            return out.decode("utf-8", errors="replace")
 
         rows.append(
             {
@@ -112,7 +114,7 @@ def main() -> None:
     elapsed = time.perf_counter() - started
     built = [o for o in result.outcomes if o.row is not None]
     revisions = len({(r.get("base_commit") or r.get("v_minus_1_commit")) for r in rows})
-    print(f"{args.benchmark} {args.repo}: {len(rows)} instances, {revisions} distinct base revisions, -j {args.jobs}")
+    print(f"{args.benchmark} {args.repo}: {len(rows)} instances, {revisions} base revisions, -j {args.jobs}")
     print(f"  built {len(built)}, failed {len(result.failed)}")
     for outcome in result.failed:
         print(f"    {outcome.instance_id}: {outcome.error}")
@@ -121,7 +123,8 @@ def main() -> None:
         seconds = sorted(o.seconds for o in built)
         print(f"  per instance: median {seconds[len(seconds) // 2]:.2f} s, max {seconds[-1]:.2f} s")
         tokens = sorted(o.tokens for o in built)
-        print(f"  prompt tokens: median {tokens[len(tokens) // 2]}, max {tokens[-1]} (budget {args.max_tokens})")
+        median = tokens[len(tokens) // 2]
+        print(f"  prompt tokens: median {median}, max {tokens[-1]} (limit {args.max_tokens})")
         print(f"  prompts that hit the budget: {sum(o.budget_hit for o in built)} of {len(built)}")
         print(f"  files per prompt: median {sorted(len(o.files) for o in built)[len(built) // 2]}")
     print(f"  peak memory: {peak_memory_mb():.0f} MiB (largest of this process and its workers)")
