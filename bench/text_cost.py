@@ -126,6 +126,8 @@ def main() -> None:
         median = tokens[len(tokens) // 2]
         print(f"  prompt tokens: median {median}, max {tokens[-1]} (limit {args.max_tokens})")
         print(f"  prompts that hit the budget: {sum(o.budget_hit for o in built)} of {len(built)}")
+        over = sum(o.tokens > args.max_tokens for o in built)
+        print(f"  prompts over the budget without any file (the task text alone is longer): {over}")
         print(f"  files per prompt: median {sorted(len(o.files) for o in built)[len(built) // 2]}")
     print(f"  peak memory: {peak_memory_mb():.0f} MiB (largest of this process and its workers)")
 

@@ -232,7 +232,7 @@ def test_tebench_demo_oracle_and_bm25_prompts(tmp_path: Path, capsys: pytest.Cap
     assert cli.main(["text", "demo", "--style", "bm25", "--max-tokens", "3000", "--out", str(bm25),
                      "--cache-dir", cache, "--offline", "-k", "69c4649c or 389d5077", "-j", "2"]) == 0  # fmt: skip
     out = capsys.readouterr().out
-    assert "2 prompt(s) hit the 3000-token budget" in out
+    assert "2 prompt(s) hit the 3000-token budget; 0 over it with no file" in out
     import datasets
 
     loaded = datasets.Dataset.from_parquet(str(bm25))

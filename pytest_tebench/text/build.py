@@ -184,6 +184,8 @@ def build_texts(
             progress(f"[{done}/{total}] {outcome.instance_id}: FAILED {outcome.error}")
             return
         budget = ", budget full" if outcome.budget_hit else ""
+        if settings.style == "bm25" and outcome.tokens > settings.max_tokens:
+            budget = ", OVER the budget without any file (the task text alone is longer)"
         progress(
             f"[{done}/{total}] {outcome.instance_id}: {len(outcome.files)} file(s), "
             f"{outcome.tokens} tokens{budget} ({outcome.seconds:.1f} s)"

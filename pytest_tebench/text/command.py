@@ -78,7 +78,9 @@ def run_text(command: TextCommand, layout: PromptLayout, *, progress: Callable[[
         f"peak memory {peak_memory_mb():.0f} MB)"
     )
     if style == "bm25":
-        progress(f"{hit} prompt(s) hit the {command.settings.max_tokens}-token budget")
+        limit = command.settings.max_tokens
+        over = sum(o.tokens > limit for o in built)
+        progress(f"{hit} prompt(s) hit the {limit}-token budget; {over} over it with no file (long task text)")
     for outcome in result.failed:
         print(f"  {outcome.instance_id}: {outcome.error}", file=sys.stderr)
     return 1 if result.failed else 0
