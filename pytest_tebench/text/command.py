@@ -80,7 +80,7 @@ def run_text(command: TextCommand, layout: PromptLayout, *, progress: Callable[[
     if style == "bm25":
         limit = command.settings.max_tokens
         over = sum(o.tokens > limit for o in built)
-        progress(f"{hit} prompt(s) hit the {limit}-token budget; {over} over it with no file (long task text)")
+        progress(f"{hit} prompt(s) hit the {limit}-token budget; {over} over it with no file (long task)")
     for outcome in result.failed:
         print(f"  {outcome.instance_id}: {outcome.error}", file=sys.stderr)
     return 1 if result.failed else 0
