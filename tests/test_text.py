@@ -32,7 +32,9 @@ from pytest_tebench.text.command import TextCommand
 from pytest_tebench.text.command import make_texts
 from pytest_tebench.text.layout import add_lines
 from pytest_tebench.text.layout import code_text
+from pytest_tebench.text.tokens import MissingTextExtra
 from pytest_tebench.text.tokens import cl100k
+from pytest_tebench.text.tokens import require
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_text
 
@@ -75,6 +77,11 @@ def test_words_follow_lucenes_english_analyzer() -> None:
     index = FileIndex({"x.py": "x.py\nconnections", "y.py": "y.py\nthe and of"})
     assert [h.docid for h in index.search("connected", 5)] == ["x.py"]
     assert index.search("the and of", 5) == []
+
+
+def test_a_missing_extra_says_how_to_install_it() -> None:
+    with pytest.raises(MissingTextExtra, match=r"pip install 'pytest-tebench\[text\]'"):
+        require("no_such_module_for_tebench")
 
 
 def test_cl100k_is_the_official_encoding() -> None:
