@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from pytest_tebench.benchmarks.swebench_text import is_test
 from pytest_tebench.benchmarks.swebench_text import oracle_paths
 from pytest_tebench.benchmarks.swebench_text import prompt_style_3
 from pytest_tebench.benchmarks.tebench_text import TebenchLayout
+from pytest_tebench.benchmarks.tebench_text import shown_diff
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.text import build
@@ -153,6 +155,9 @@ class _WordLayout:
     def render(self, instance: TextInstance, context: dict[str, str], files: dict[str, str]) -> str:
         return " ".join(["base"] * 10 + [self.file_block(p, files[p]) for p in files])
 
+    def shorten(self, instance: TextInstance, max_tokens: int, count: Any) -> TextInstance:
+        return instance
+
 
 def test_budget_adds_files_in_rank_order_and_skips_what_does_not_fit(
     make_history: Any, monkeypatch: pytest.MonkeyPatch
@@ -173,6 +178,36 @@ def test_budget_adds_files_in_rank_order_and_skips_what_does_not_fit(
     assert (chosen, hit) == (["tiny", "small"], False)
     # the second call counted no block again: tiny and small were cached by (path, blob)
     assert build._CACHES.tokens.hits >= 2
+
+
+def test_a_change_too_long_for_the_budget_shows_whole_file_diffs_and_names_the_rest() -> None:
+    patch = "".join(
+        f"diff --git a/src/main/F{i}.java b/src/main/F{i}.java\n--- a/src/main/F{i}.java\n"
+        f"+++ b/src/main/F{i}.java\n@@ -1 +1 @@\n-old{i}\n+{'word ' * 100}\n"
+        for i in range(3)
+    )
+    row = {"instance_id": "p__1", "project": "p", "repo": "o/p", "v0_message": "msg", "source_patch": patch}
+    instance = TextInstance("p__1", "o/p", "0" * 40, patch, row, ("p__1",))
+    layout = TebenchLayout()
+
+    def words(text: str) -> int:
+        return len(text.split())
+
+    def size(keep: int) -> int:
+        return words(layout.render(replace(instance, shown_task=shown_diff(patch, keep=keep)), {}, {}))
+
+    # each file diff adds about 100 words; a limit between one and two files keeps exactly one
+    assert size(0) < size(1) < size(2) < size(3) == words(layout.render(instance, {}, {}))
+    shortened = layout.shorten(instance, (size(1) + size(2)) // 2, words)
+    assert shortened.shown_task == shown_diff(patch, keep=1)
+    assert shortened.shown_task.endswith(
+        "[diffs of 2 more file(s) left out for length: src/main/F1.java, src/main/F2.java]"
+    )
+    assert shortened.row == row and "F1.java" not in shortened.shown_task.split("[diffs")[0]
+    assert layout.shorten(instance, 1, words).shown_task == shown_diff(patch, keep=0)
+    # SWE-bench prompts are never cut
+    swebench = TextInstance("x", "o/r", "0" * 40, "", {"problem_statement": "long " * 100}, ("x",))
+    assert SwebenchLayout().shorten(swebench, 1, words) is swebench
 
 
 # -- SWE-bench byte identity ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ Carlos E Jimenez, John Yang et al.), quoted so that the texts are identical.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
@@ -196,6 +197,10 @@ class SwebenchLayout:
     def render(self, instance: TextInstance, context: dict[str, str], files: dict[str, str]) -> str:
         prompt = prompt_style_3(str(instance.row["problem_statement"]), context, files)
         return prompt.strip() + "\n\n"
+
+    def shorten(self, instance: TextInstance, max_tokens: int, count: Callable[[str], int]) -> TextInstance:
+        # SWE-bench never cuts the issue: its texts are reproduced as they are
+        return instance
 
 
 def _problem(data: dict[str, Any]) -> str | None:

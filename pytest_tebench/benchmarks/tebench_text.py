@@ -17,7 +17,9 @@ Rows are the dataset's fields plus ``text``; the answer is evaluated with
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Sequence
+from dataclasses import replace
 
 from pytest_tebench.benchmarks.tebench import TebenchAdapter
 from pytest_tebench.instance.datasets import RawRecord
@@ -68,17 +70,22 @@ FINAL_INSTRUCTION = (
 )
 
 
-def shown_diff(source_patch: str) -> str:
-    """The production change for the prompt: binary hunks (unreadable base85) replaced by a note."""
+def shown_diff(source_patch: str, *, keep: int | None = None) -> str:
+    """The production change for the prompt: binary hunks (unreadable base85) replaced by a note;
+    with ``keep``, only the first ``keep`` file diffs are shown and the others are named."""
     if not source_patch.strip():
         return "(the commit changes no production file)"
     try:
         files = parse_patch(source_patch)
     except PatchFormatError:
         return source_patch.rstrip("\n")
-    text = join_patch(f for f in files if not f.binary)
-    binary = [f.path for f in files if f.binary]
-    notes = "".join(f"Binary file {path} changed\n" for path in binary)
+    texts = [f for f in files if not f.binary]
+    shown = texts if keep is None else texts[:keep]
+    text = join_patch(shown)
+    notes = "".join(f"Binary file {f.path} changed\n" for f in files if f.binary)
+    omitted = [f.path for f in texts[len(shown) :]]
+    if omitted:
+        notes += f"[diffs of {len(omitted)} more file(s) left out for length: {', '.join(omitted)}]\n"
     return (text + notes).rstrip("\n")
 
 
@@ -140,6 +147,19 @@ class TebenchLayout:
     def file_block(self, path: str, text: str) -> str:
         return file_block(path, text)
 
+    def shorten(self, instance: TextInstance, max_tokens: int, count: Callable[[str], int]) -> TextInstance:
+        """Show whole file diffs of the change while the prompt without code fits; name the rest."""
+        source = str(instance.row.get("source_patch") or "")
+        whole = shown_diff(source)
+        keep = 0
+        while True:
+            # the whole change is known not to fit (that is why this is called)
+            candidate = replace(instance, shown_task=shown_diff(source, keep=keep + 1))
+            if candidate.shown_task == whole or count(self.render(candidate, {}, {})) > max_tokens:
+                break
+            keep += 1
+        return replace(instance, shown_task=shown_diff(source, keep=keep))
+
     def render(self, instance: TextInstance, context: dict[str, str], files: dict[str, str]) -> str:
         row = instance.row
         prompt = "\n".join(
@@ -148,7 +168,7 @@ class TebenchLayout:
                 "<change>",
                 task_text(instance),
                 "",
-                shown_diff(str(row.get("source_patch") or "")),
+                instance.shown_task or shown_diff(str(row.get("source_patch") or "")),
                 "</change>",
                 "",
                 "<code>",

@@ -65,6 +65,9 @@ class TextInstance:
     names: tuple[str, ...]
     #: Why the row cannot be used (missing field ...); such an instance is reported, not built.
     problem: str | None = None
+    #: Set by :meth:`PromptLayout.shorten`: what the prompt shows of the task instead of the row's
+    #: own text (the row itself is always written unchanged).
+    shown_task: str | None = None
 
     @property
     def tree_key(self) -> tuple[str, str, str]:
@@ -96,6 +99,11 @@ class PromptLayout(Protocol):
 
     def render(self, instance: TextInstance, context: dict[str, str], files: dict[str, str]) -> str:
         """The whole prompt, as written to the ``text`` column."""
+        ...
+
+    def shorten(self, instance: TextInstance, max_tokens: int, count: Callable[[str], int]) -> TextInstance:
+        """The instance with a shorter ``shown_task`` when its prompt without files exceeds ``max_tokens``
+        (or the instance itself, when the benchmark's prompts must not change)."""
         ...
 
 
@@ -231,6 +239,8 @@ def _build(
                            tokens=count_tokens(text))  # fmt: skip
     assert index is not None
     ranked = [hit.docid for hit in index.search(layout.query(instance), settings.top_k)]
+    if count_tokens(layout.render(instance, context, {})) > settings.max_tokens:
+        instance = layout.shorten(instance, settings.max_tokens, count_tokens)
     chosen, budget_hit = _fit(instance, layout, tree, context, ranked, max_tokens=settings.max_tokens)
     text = layout.render(instance, context, {p: _text(tree, p) for p in chosen})
     tokens = count_tokens(text)
