@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 from typing import Protocol
 
-from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
+from pytest_tebench.errors import TebenchError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.text.bm25 import Analyzer
 from pytest_tebench.text.bm25 import FileIndex
@@ -221,7 +221,7 @@ def build_one(
         return TextOutcome(instance.instance_id, None, error=instance.problem)
     try:
         outcome = _build(instance, layout, store, settings)
-    except (HarnessError, OSError) as exc:
+    except (TebenchError, OSError) as exc:  # a bad patch in the row too: one instance, not the run
         return TextOutcome(instance.instance_id, None, error=str(exc), seconds=time.perf_counter() - started)
     return TextOutcome(**{**outcome.__dict__, "seconds": time.perf_counter() - started})
 
