@@ -11,7 +11,7 @@ PYTEST_WORKERS ?= 2
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,text]'
 	touch $@
 
 demo: $(BIN)/.installed

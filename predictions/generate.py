@@ -272,6 +272,24 @@ def main() -> None:
         ],
     )
 
+    dump("raw-outputs.jsonl", raw_outputs(ids))
+
+
+def raw_outputs(ids: list[str]) -> list[dict[str, str]]:
+    """Gold patches wrapped as a language model answers a ``tebench text`` prompt, in the shapes seen:
+    ``full_output`` only (the raw completion), or ``model_patch`` holding ``<patch>`` or a diff fence."""
+    outputs: list[dict[str, str]] = []
+    for number, instance_id in enumerate(ids):
+        patch = ROWS[instance_id]["test_patch"]
+        if number % 3 == 0:
+            raw = f"The change breaks these tests; here is the fix.\n\n<patch>\n{patch}</patch>\n"
+            outputs.append({"instance_id": instance_id, "model_name_or_path": "lm-raw", "full_output": raw})
+        elif number % 3 == 1:
+            outputs.append(entry(instance_id, "lm-raw", f"<patch>\n{patch}</patch>"))
+        else:
+            outputs.append(entry(instance_id, "lm-raw", f"Updated tests:\n\n```diff\n{patch}```\nDone."))
+    return outputs
+
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as mirror_dir:

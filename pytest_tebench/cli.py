@@ -4,6 +4,8 @@
     tebench export DATASET --out DIR [-k EXPR] [--repos DIR ...] [--cache-dir DIR]
     tebench collect DIR --model NAME --out FILE
     tebench report RUN.json [RUN2.json ...] --html PATH
+
+    tebench text DATASET --benchmark tebench|swebench --style oracle|bm25 --out FILE [-k EXPR] [-j N]
     tebench image {build,ensure,tag,info}
 
 Thin on purpose: each subcommand parses its arguments and calls one module.
@@ -45,7 +47,7 @@ def _add_executor_options(parser: argparse.ArgumentParser) -> None:
 def _build(args: argparse.Namespace) -> int:
     from pytest_tebench.benchmarks.tebench.builder import BuildConfig
     from pytest_tebench.benchmarks.tebench.builder import build
-    from pytest_tebench.benchmarks.tebench.builder import write_dataset
+    from pytest_tebench.instance.datasets import write_dataset
     from pytest_tebench.run.executors import ExecutorOptions
     from pytest_tebench.run.executors import create_executor
     from pytest_tebench.run.executors import resolve_name
@@ -172,6 +174,42 @@ def _size(value: str) -> int:
         raise argparse.ArgumentTypeError(f"not a size like 500m or 2g: {value!r}") from None
 
 
+def _text(args: argparse.Namespace) -> int:
+    from pytest_tebench.context import embedded_repositories
+    from pytest_tebench.instance.selection import keyword_matcher
+    from pytest_tebench.text.build import PromptLayout
+    from pytest_tebench.text.build import TextSettings
+    from pytest_tebench.text.command import TextCommand
+    from pytest_tebench.text.command import run_text
+
+    layout: PromptLayout
+    if args.benchmark == "swebench":
+        from pytest_tebench.benchmarks.swebench_text import SwebenchLayout
+
+        layout = SwebenchLayout()
+    else:
+        from pytest_tebench.benchmarks.tebench.text import TebenchLayout
+
+        layout = TebenchLayout()
+    cache = (args.cache_dir or default_cache_dir()).resolve()
+    command = TextCommand(
+        dataset=args.dataset,
+        out=Path(args.out),
+        settings=TextSettings(
+            style=args.style, max_tokens=args.max_tokens, top_k=args.top_k, scratch=cache / "workspaces"
+        ),
+        select=keyword_matcher(args.keyword),
+        jobs=args.jobs,
+        split=args.split,
+        cache_dir=cache,
+        repos=tuple(Path(d).resolve() for d in args.repos),
+        repo_url=args.repo_url,
+        allow_network=not args.offline,
+        embedded=embedded_repositories(),
+    )
+    return run_text(command, layout, progress=print)
+
+
 def _image(args: argparse.Namespace) -> int:
     from pytest_tebench.run import docker_image
 
@@ -265,6 +303,34 @@ def make_parser() -> argparse.ArgumentParser:
     report.add_argument("--html", required=True, metavar="PATH", help="the self-contained HTML file to write")
     report.add_argument("--title", default=None, help="page title (default: the runs' names)")
     report.set_defaults(run=_report)
+
+    text = commands.add_parser(
+        "text", help="build an LM text dataset (SWE-bench_oracle / _bm25_13K style prompts) from a dataset"
+    )
+    text.add_argument("dataset", metavar="DATASET", help="'demo', a .jsonl/.json/.parquet file or a hub name")
+    text.add_argument("--benchmark", choices=("tebench", "swebench"), default="tebench")
+    text.add_argument("--style", choices=("oracle", "bm25"), default="bm25")
+    text.add_argument("--max-tokens", type=int, default=13_000, help="bm25: cl100k_base token budget")
+    text.add_argument("--top-k", type=int, default=20, help="bm25: files retrieved before the budget")
+    text.add_argument("--out", required=True, metavar="FILE", help="the text dataset (.jsonl or .parquet)")
+    text.add_argument(
+        "-k", dest="keyword", default="", metavar="EXPR",
+        help="select instances: words matched as substrings of the instance id, project or repo, "
+        "combined with and/or/not and parentheses",
+    )  # fmt: skip
+    text.add_argument("-j", "--jobs", type=int, default=1, help="instances built in parallel (processes)")
+    text.add_argument(
+        "--repos", action="extend", nargs="+", default=[], metavar="DIR",
+        help="directories of local clones or mirrors, searched before cloning (as --tebench-repos)",
+    )  # fmt: skip
+    text.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/pytest-tebench")
+    text.add_argument("--split", default="test", help="hub dataset split (default: test)")
+    text.add_argument(
+        "--repo-url", default="https://github.com/{repo}.git", metavar="TEMPLATE",
+        help="clone URL for repositories not found locally; {repo} is owner/name",
+    )  # fmt: skip
+    text.add_argument("--offline", action="store_true", help="never clone or fetch repositories")
+    text.set_defaults(run=_text)
 
     image = commands.add_parser("image", help="build or inspect the Docker base image")
     image.add_argument("action", choices=("build", "ensure", "tag", "info"))

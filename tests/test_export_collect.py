@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from pytest_tebench.benchmarks.tebench.export import TASK_FILE
-from pytest_tebench.benchmarks.tebench.export import keyword_matcher
 from pytest_tebench.cli import main
 from pytest_tebench.cli import make_parser
 from pytest_tebench.demo import DEMO_REPO
 from pytest_tebench.demo import build_demo_mirror
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.datasets import demo_dataset_path
+from pytest_tebench.instance.selection import keyword_matcher
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_text

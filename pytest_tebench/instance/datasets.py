@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
 
 DEMO_DATASET = "demo"
@@ -136,3 +137,17 @@ def _load_hub(name: str, split: str) -> list[RawRecord]:
 
 def _iter_rows(loaded: Any) -> Iterator[dict[str, Any]]:
     yield from loaded
+
+
+def write_dataset(rows: list[dict[str, Any]], out: Path) -> None:
+    """``.jsonl`` (one row per line, stable key order) or ``.parquet`` by extension."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows), out)
+        return
+    if out.suffix != ".jsonl":
+        raise HarnessError(f"--out must end in .jsonl or .parquet, not {out.name}")
+    out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")

@@ -127,7 +127,11 @@ def _to_prediction(value: Any, origin: str, problem: str | None) -> Prediction:
         return Prediction("", "", "", origin, problem=problem)
     instance_id = value.get("instance_id")
     model = value.get("model_name_or_path")
+    # SWE-bench's inference scripts write the completion as ``full_output`` and the patch they
+    # extracted as ``model_patch``; a file with only the raw completion is extracted here
     raw_patch = value.get("model_patch")
+    if raw_patch is None and isinstance(value.get("full_output"), str):
+        raw_patch = value["full_output"]
     for field_name, field_value in (("instance_id", instance_id), ("model_name_or_path", model)):
         if not isinstance(field_value, str) or not field_value.strip():
             return Prediction(

@@ -85,7 +85,8 @@ class TebenchAdapter:
     markers = MARKERS
     gate_metrics = {name: description for name, (_, description) in GATE_METRICS.items()}
     record_fields = (
-        "apply_method", "touched_non_test_files", "identification", "update", "timings", "prediction_patch", "gold_patch",
+        "apply_method", "touched_non_test_files", "identification", "update", "timings",
+        "prediction_patch", "gold_patch",
     )  # fmt: skip
 
     def __init__(self, settings: TebenchSettings | None = None) -> None:

@@ -417,17 +417,3 @@ def _append_state(path: Path, entry: dict[str, Any], lock: threading.Lock) -> No
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps({**entry, "builder": BUILDER_VERSION}) + "\n")
-
-
-def write_dataset(rows: list[dict[str, Any]], out: Path) -> None:
-    """``.jsonl`` (one row per line, stable key order) or ``.parquet`` by extension."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.Table.from_pylist(rows), out)
-        return
-    if out.suffix != ".jsonl":
-        raise HarnessError(f"--out must end in .jsonl or .parquet, not {out.name}")
-    out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")

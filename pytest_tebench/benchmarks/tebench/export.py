@@ -27,17 +27,14 @@ projects and labels.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from collections.abc import Callable
-from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.benchmarks.tebench.adapter import TebenchInstance
@@ -47,6 +44,8 @@ from pytest_tebench.errors import TebenchError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.datasets import describe_dataset
 from pytest_tebench.instance.datasets import load_records
+from pytest_tebench.instance.selection import instance_names
+from pytest_tebench.instance.selection import keyword_matcher
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.repos import RepositoryStore
@@ -56,10 +55,6 @@ EXPORT_FORMAT = "pytest-tebench-export/1"
 METADATA_FILE = "tebench.json"
 TASK_FILE = "TEBENCH_TASK.md"
 BRANCH = "main"
-
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
-_OPERATORS = ("and", "or", "not")
-_Predicate = Callable[[list[str]], bool]
 
 
 class ExportRefused(TebenchError):
@@ -94,74 +89,6 @@ class ExportResult:
     exported: list[tuple[str, Path, str]] = field(default_factory=list)
     #: ``(instance_id, reason)`` per selected instance that could not be exported.
     failed: list[tuple[str, str]] = field(default_factory=list)
-
-
-# -- instance selection ---------------------------------------------------------------------
-def keyword_matcher(expression: str) -> Callable[[Iterable[str]], bool]:
-    """Compile a ``-k`` expression into a predicate over an instance's names.
-
-    Like pytest's ``-k``, but simpler: a word matches when it is a case-insensitive substring
-    of any name (instance id, project, label); words combine with ``and``, ``or``, ``not`` and
-    parentheses (``not`` binds tightest, then ``and``, then ``or``). An empty expression
-    matches everything. Raises :class:`InputError` on a malformed expression.
-    """
-    tokens = _TOKEN.findall(expression)
-    position = 0
-
-    def fail(message: str) -> InputError:
-        return InputError(f"-k {expression!r}: {message}")
-
-    def peek() -> str | None:
-        return tokens[position] if position < len(tokens) else None
-
-    def take() -> str:
-        nonlocal position
-        token = peek()
-        if token is None:
-            raise fail("unexpected end of expression")
-        position += 1
-        return token
-
-    def parse_or() -> _Predicate:
-        terms = [parse_and()]
-        while peek() == "or":
-            take()
-            terms.append(parse_and())
-        return terms[0] if len(terms) == 1 else lambda names: any(t(names) for t in terms)
-
-    def parse_and() -> _Predicate:
-        terms = [parse_not()]
-        while peek() == "and":
-            take()
-            terms.append(parse_not())
-        return terms[0] if len(terms) == 1 else lambda names: all(t(names) for t in terms)
-
-    def parse_not() -> _Predicate:
-        token = take()
-        if token == "not":
-            inner = parse_not()
-            return lambda names: not inner(names)
-        if token == "(":
-            inner = parse_or()
-            if take() != ")":
-                raise fail("missing ')'")
-            return inner
-        if token in (")", *_OPERATORS):
-            raise fail(f"unexpected {token!r}")
-        word = token.lower()
-        return lambda names: any(word in name for name in names)
-
-    if not tokens:
-        return lambda names: True
-    predicate = parse_or()
-    if position != len(tokens):
-        raise fail(f"unexpected {tokens[position]!r}")
-    return lambda names: predicate([name.lower() for name in names])
-
-
-def instance_names(instance: BenchmarkInstance) -> list[str]:
-    """The names ``-k`` looks at."""
-    return [instance.instance_id, instance.project, *instance.labels]
 
 
 # -- export ---------------------------------------------------------------------------------
