@@ -100,6 +100,16 @@ def _add_markers(
     item.add_marker(pytest.mark.tebench(project=instance.project, model=prediction.model_name_or_path))
 
 
+def _with_evidence(record: dict[str, Any], exc: HarnessError) -> dict[str, Any]:
+    """A harness error's record with what explains it: the build log's tail, the time each phase
+    took before the failure, and the kept workspace."""
+    record["timings"] = {name: round(seconds, 3) for name, seconds in exc.timings.items()}
+    record["log_tail"] = exc.log_tail or None
+    if exc.workspace:
+        record["workspace"] = exc.workspace
+    return record
+
+
 class TebenchItem(pytest.Item):
     def __init__(
         self,
@@ -123,20 +133,24 @@ class TebenchItem(pytest.Item):
             self._keep_record(self._error_record(self.problem))
             pytest.fail(f"harness error: {self.problem}", pytrace=False)
         assert self.instance is not None
+        failure: str | None = None
         try:
             context = worker.context()
             prepared = worker.adapter.prepare(self.instance, context)
             self.stash[prepared_key] = prepared
             record = worker.adapter.evaluate(self.instance, prepared, self.prediction, context)
         except HarnessError as exc:
-            self._keep_record(self._error_record(str(exc), status=exc.status))
+            self._keep_record(_with_evidence(self._error_record(str(exc), status=exc.status), exc))
             kind = "invalid instance" if exc.status == "invalid_instance" else "harness error"
-            pytest.fail(f"{kind}: {exc}", pytrace=False)
+            failure = f"{kind}: {exc}"
         except Exception as exc:
             # a bug of ours or of a plugin's adapter: still an error record, never a score,
             # and the traceback stays visible
             self._keep_record(self._error_record(f"internal error: {type(exc).__name__}: {exc}"))
             raise
+        if failure is not None:
+            # outside the except block: the message is shown once, without the chained exception
+            pytest.fail(failure, pytrace=False)
         self._keep_record(record)
 
     def runtest(self) -> None:

@@ -146,6 +146,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=900.0, help="Time limit of a test phase. Default: %(default)s.",
     )  # fmt: skip
     group.addoption(
+        "--tebench-timeout-warmup", dest="tebench_timeout_warmup", metavar="SECONDS", type=_seconds,
+        default=1800.0, help="Time limit of each online step of a project's dependency warm-up. "
+        "Default: %(default)s.",
+    )  # fmt: skip
+    group.addoption(
+        "--tebench-gold-runs", dest="tebench_gold_runs", metavar="N", type=_gold_runs, default=2,
+        help="Run gold's selected tests N times on V0; tests whose outcome changes are flaky and "
+        "dropped from the selection. Default: %(default)s.",
+    )  # fmt: skip
+    group.addoption(
         "--tebench-image", dest="tebench_image", metavar="NAME", default=None,
         help="Docker image for builds instead of the locally built pytest-tebench/java image.",
     )  # fmt: skip
@@ -188,6 +198,12 @@ def _positive(value: str, what: str) -> float:
 
 def _seconds(value: str) -> float:
     return _positive(value, "seconds")
+
+
+def _gold_runs(value: str) -> int:
+    if value.isdigit() and 1 <= int(value) <= 20:
+        return int(value)
+    raise argparse.ArgumentTypeError(f"not a number of gold runs from 1 to 20: {value!r}")
 
 
 def _cpus(value: str) -> float:

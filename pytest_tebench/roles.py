@@ -63,6 +63,8 @@ class TebenchOptions:
     image: str | None
     docker_memory: str
     docker_cpus: float
+    timeout_warmup: float = 1800.0
+    gold_runs: int = 2
 
     @property
     def is_gold(self) -> bool:
@@ -112,6 +114,8 @@ def options_from_config(config: pytest.Config) -> TebenchOptions:
         maven=config.getoption("tebench_maven"),
         timeout_compile=float(config.getoption("tebench_timeout_compile")),
         timeout_test=float(config.getoption("tebench_timeout_test")),
+        timeout_warmup=float(config.getoption("tebench_timeout_warmup")),
+        gold_runs=int(config.getoption("tebench_gold_runs")),
         image=config.getoption("tebench_image"),
         docker_memory=str(config.getoption("tebench_docker_memory")),
         docker_cpus=float(config.getoption("tebench_docker_cpus")),
@@ -196,6 +200,8 @@ class TebenchWorker:
                     jdk=options.jdk,
                     timeout_compile=options.timeout_compile,
                     timeout_test=options.timeout_test,
+                    timeout_warmup=options.timeout_warmup,
+                    gold_runs=options.gold_runs,
                     maven_version=options.maven,
                     maven_repo=options.maven_repo,
                 ),

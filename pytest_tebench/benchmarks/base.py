@@ -55,6 +55,10 @@ class UpdateSettings:
     maven_version: str | None
     #: The Maven local repository shared by every build of the run.
     maven_repo: Path
+    #: Limit of each online warm-up step (a cold one downloads a project's whole build).
+    timeout_warmup: float = 1800.0
+    #: Runs of gold's selected tests on V0; tests whose outcome changes are flaky and dropped.
+    gold_runs: int = 2
 
 
 @dataclass

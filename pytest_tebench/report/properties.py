@@ -6,7 +6,9 @@ flat scalars there, so nested blocks become dotted names under one ``tebench.`` 
 lists become comma-joined strings.
 
 Property order is fixed (identity, outcome, identification, update, timings, error) so the XML
-is stable between runs. Floats are rounded to 6 decimals like the JSON report.
+is stable between runs. Floats are rounded to 6 decimals like the JSON report. A missing value
+(``null`` in the JSON report: not measured, no apply method) is an empty string, never pytest's
+``str(None)``, the word "None".
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def record_to_properties(record: Record) -> list[Property]:
         (f"{PREFIX}model", scalar(record.get("model_name_or_path"))),
         (f"{PREFIX}project", scalar(record.get("project"))),
         # Canonical label order (breaking, stale, missing) regardless of how the dataset lists them.
-        (f"{PREFIX}labels", ",".join(labels_of(record))),
+        (f"{PREFIX}labels", ",".join(labels_of(record)) if record.get("labels") else ""),
         (f"{PREFIX}status", scalar(record.get("status"))),
         (f"{PREFIX}apply_method", scalar(record.get("apply_method"))),
     ]
@@ -77,4 +79,4 @@ def record_to_properties(record: Record) -> list[Property]:
     properties += [(f"{PREFIX}timings.{phase}", scalar(timings[phase])) for phase in sorted(timings)]
     if record.get("error"):
         properties.append((f"{PREFIX}error", scalar(record["error"])))
-    return properties
+    return [(name, "" if value is None else value) for name, value in properties]

@@ -85,35 +85,45 @@ class TebenchAdapter:
     # -- running (the process that runs the item) ---------------------------------------
     def prepare(self, instance: BenchmarkInstance, context: EvalContext) -> TebenchPrepared:
         payload: TebenchInstance = instance.payload
+        timings: dict[str, float] = {}
         started = time.perf_counter()
-        source = context.repos.locate(payload.repo, [payload.v_minus_1_commit])
+        try:
+            source = context.repos.locate(payload.repo, [payload.v_minus_1_commit])
+        except HarnessError as exc:
+            exc.timings = {"repository": time.perf_counter() - started, **exc.timings}
+            raise
         located = time.perf_counter()
+        timings["repository"] = located - started
         workspace = Workspace.create(
             source, payload.v_minus_1_commit, payload.source_patch, parent=context.work_dir
         )
         try:
             workspace.commit_gold(payload.test_patch)
             gold = test_changes(workspace.changed_files("v-0.5", "gold"))
-        except BaseException:
-            workspace.remove()
-            raise
-        if not gold.items:
-            workspace.remove()
-            raise HarnessError(
-                f"the gold test_patch of {instance.instance_id} changes no test method: nothing to identify"
-            )
-        done = time.perf_counter()
-        prepared = TebenchPrepared(
-            workspace, gold, {"repository": located - started, "workspace": done - located}
-        )
-        if context.update is not None:
-            # gold's build is harness work: an invalid or unbuildable gold is an error here, never a score
-            try:
-                prepared.reference = UpdateEvaluator(context).gold(_content_key(payload), workspace, gold)
-            except BaseException:
+            if not gold.items:
+                raise HarnessError(
+                    f"the gold test_patch of {instance.instance_id} changes no test method: "
+                    "nothing to identify"
+                )
+            done = time.perf_counter()
+            timings["workspace"] = done - located
+            prepared = TebenchPrepared(workspace, gold, timings)
+            if context.update is not None:
+                # gold's build is harness work: an invalid or unbuildable gold is an error here, never a score
+                prepared.reference = UpdateEvaluator(context).gold(
+                    _content_key(payload), workspace, gold, project=payload.repo
+                )
+                timings["gold_build"] = time.perf_counter() - done
+        except BaseException as exc:
+            if isinstance(exc, HarnessError):
+                # the evidence of a harness failure: what it cost, and the workspace when asked
+                exc.timings = {**timings, **exc.timings}
+                exc.timings.setdefault("total", time.perf_counter() - started)
+                if context.keep_workspaces:
+                    exc.workspace = str(workspace.path)
+            if not context.keep_workspaces:
                 workspace.remove()
-                raise
-            prepared.timings["gold_build"] = time.perf_counter() - done
+            raise
         return prepared
 
     def evaluate(
@@ -151,8 +161,22 @@ class TebenchAdapter:
             started = time.perf_counter()
             try:
                 record["update"] = UpdateEvaluator(context).evaluate(
-                    workspace, prepared.reference, prepared.gold, predicted, context.update.scoring
+                    workspace,
+                    prepared.reference,
+                    prepared.gold,
+                    predicted,
+                    context.update.scoring,
+                    project=instance.repo,
                 )
+            except HarnessError as exc:
+                exc.timings = {
+                    **record["timings"],
+                    "prediction_build": time.perf_counter() - started,
+                    **{f"prediction_{k}": v for k, v in exc.timings.items()},
+                }
+                if context.keep_workspaces:
+                    exc.workspace = str(workspace.path)
+                raise
             except UpdateTimeout as exc:
                 record["status"] = "timeout"
                 record["error"] = str(exc)
@@ -179,14 +203,26 @@ class TebenchAdapter:
                  if r.get("model_name_or_path") == model and (r.get("update") or {}).get("executor")}
             )  # fmt: skip
             model_summary["executors"] = executors
+            model_summary["maven_versions"] = sorted(
+                {str((r.get("update") or {}).get("maven_version")) for r in records
+                 if r.get("model_name_or_path") == model and (r.get("update") or {}).get("maven_version")}
+            )  # fmt: skip
         return summary
 
     def summary_lines(self, summary: dict[str, Any]) -> list[str]:
         lines: list[str] = []
         for model, model_summary in summary.items():
             executors = ", ".join(model_summary.get("executors") or [])
+            mavens = ", ".join(model_summary.get("maven_versions") or [])
             ran_on = f"; builds ran on: {executors}" if executors else ""
+            ran_on += f" with Maven {mavens}" if mavens else ""
             lines.append(f"model: {model}  ({format_counts_line(model_summary)}{ran_on})")
+            flaky = model_summary.get("flaky_gold") or []
+            if flaky:
+                lines.append(
+                    f"  flaky gold tests were dropped from the selection of {len(flaky)} instance(s): "
+                    + ", ".join(flaky)
+                )
             lines.extend(format_identification_table(model, model_summary))
             if model_summary.get("update"):
                 lines.extend(format_update_table(model, model_summary))
@@ -300,13 +336,18 @@ def _slug(data: dict[str, Any]) -> str:
 
 def _labels(data: dict[str, Any]) -> tuple[str, ...]:
     value = data.get("labels")
-    if isinstance(value, str):  # some exports store the list as a JSON string
+    if isinstance(value, str) and not value.strip():
+        value = None
+    elif isinstance(value, str):  # some exports store the list as a JSON string
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
             value = [value]
-    if not isinstance(value, list | tuple) or not value:
-        raise ValueError("field 'labels' must be a non-empty list of breaking/stale/missing")
+    if value is None or (isinstance(value, list | tuple) and not value):
+        # labels feed no score, only the per-label tables: unlabelled rows count as "unlabeled"
+        return ()
+    if not isinstance(value, list | tuple):
+        raise ValueError("field 'labels' must be a list of breaking/stale/missing")
     labels = [str(v).strip().lower() for v in value]
     unknown = sorted(set(labels) - set(LABELS))
     if unknown:

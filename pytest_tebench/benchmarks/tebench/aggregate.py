@@ -46,6 +46,9 @@ SCORED_STATUSES: frozenset[str] = frozenset({"evaluated", "empty", "not_applied"
 ERROR_STATUSES: frozenset[str] = frozenset({"error", "timeout"})
 INVALID_STATUS = "invalid_instance"
 
+#: The group of records whose instance has no label (datasets made by other tools often have none).
+UNLABELED = "unlabeled"
+
 #: The component scores of the update stage, in the order the paper describes them.
 UPDATE_COMPONENTS: tuple[str, ...] = ("s_exec", "s_line", "s_branch", "s_mod")
 
@@ -100,6 +103,10 @@ def _summarise_model(records: Sequence[Record], update_scoring: str | None) -> d
         "invalid_instances": sorted(
             str(r["instance_id"]) for r in records if r.get("status") == INVALID_STATUS
         ),
+        # instances whose gold had flaky selected tests (dropped from the selection, see the records)
+        "flaky_gold": sorted(
+            str(r["instance_id"]) for r in records if ((r.get("update") or {}).get("gold") or {}).get("flaky")
+        ),
     }
 
 
@@ -120,8 +127,9 @@ def _counts(records: Sequence[Record]) -> dict[str, int]:
 
 
 def labels_of(record: Record) -> list[str]:
-    """The record's labels, deduplicated, in table order (paper labels first, then others sorted)."""
-    labels = {str(label) for label in record.get("labels") or ()}
+    """The record's labels, deduplicated, in table order (paper labels first, then others
+    sorted); ``["unlabeled"]`` for an instance without labels."""
+    labels = {str(label) for label in record.get("labels") or ()} or {UNLABELED}
     return [label for label in LABELS if label in labels] + sorted(labels - set(LABELS))
 
 
