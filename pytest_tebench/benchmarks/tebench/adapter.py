@@ -100,13 +100,13 @@ class TebenchAdapter:
         try:
             workspace.commit_gold(payload.test_patch)
             gold = test_changes(workspace.changed_files("v-0.5", "gold"))
+            timings["workspace"] = time.perf_counter() - located
             if not gold.items:
                 raise HarnessError(
                     f"the gold test_patch of {instance.instance_id} changes no test method: "
                     "nothing to identify"
                 )
             done = time.perf_counter()
-            timings["workspace"] = done - located
             prepared = TebenchPrepared(workspace, gold, timings)
             if context.update is not None:
                 # gold's build is harness work: an invalid or unbuildable gold is an error here, never a score
@@ -203,10 +203,6 @@ class TebenchAdapter:
                  if r.get("model_name_or_path") == model and (r.get("update") or {}).get("executor")}
             )  # fmt: skip
             model_summary["executors"] = executors
-            model_summary["maven_versions"] = sorted(
-                {str((r.get("update") or {}).get("maven_version")) for r in records
-                 if r.get("model_name_or_path") == model and (r.get("update") or {}).get("maven_version")}
-            )  # fmt: skip
         return summary
 
     def summary_lines(self, summary: dict[str, Any]) -> list[str]:

@@ -103,6 +103,14 @@ def _summarise_model(records: Sequence[Record], update_scoring: str | None) -> d
         "invalid_instances": sorted(
             str(r["instance_id"]) for r in records if r.get("status") == INVALID_STATUS
         ),
+        # the Maven versions the builds really ran with (from Maven's -V banner)
+        "maven_versions": sorted(
+            {
+                str(r["update"]["maven_version"])
+                for r in records
+                if (r.get("update") or {}).get("maven_version")
+            }
+        ),
         # instances whose gold had flaky selected tests (dropped from the selection, see the records)
         "flaky_gold": sorted(
             str(r["instance_id"]) for r in records if ((r.get("update") or {}).get("gold") or {}).get("flaky")
