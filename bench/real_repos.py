@@ -42,6 +42,7 @@ from common import show
 
 def combine(datasets: list[Path], out: Path) -> list[dict[str, Any]]:
     rows = [json.loads(line) for path in datasets for line in path.read_text().splitlines() if line.strip()]
+    rows = list({str(row["instance_id"]): row for row in rows}.values())  # a resumed build may repeat one
     out.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return rows
 
