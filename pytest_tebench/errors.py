@@ -7,6 +7,8 @@ is at fault (the item fails and is scored as such).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class TebenchError(Exception):
     """Base class of every error raised by pytest-tebench."""
@@ -17,6 +19,22 @@ class HarnessError(TebenchError):
 
     #: The result record's status for an item that fails with this error.
     status = "error"
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        log_tail: str = "",
+        timings: Mapping[str, float] | None = None,
+        workspace: str = "",
+    ) -> None:
+        super().__init__(message)
+        #: The end of the build log that explains the failure ("" when no build ran).
+        self.log_tail = log_tail
+        #: Seconds spent per phase before the failure; stages add theirs as the error passes up.
+        self.timings: dict[str, float] = dict(timings or {})
+        #: The kept workspace (``--tebench-keep-workspaces``), for a look at the evidence.
+        self.workspace = workspace
 
 
 class InputError(HarnessError):

@@ -146,6 +146,16 @@ def _add_markers(
     item.add_marker(pytest.mark.tebench(project=instance.project, model=prediction.model_name_or_path))
 
 
+def _with_evidence(record: dict[str, Any], exc: HarnessError) -> dict[str, Any]:
+    """A harness error's record with what explains it: the build log's tail, the time each phase
+    took before the failure, and the kept workspace."""
+    record["timings"] = {name: round(seconds, 3) for name, seconds in exc.timings.items()}
+    record["log_tail"] = exc.log_tail or None
+    if exc.workspace:
+        record["workspace"] = exc.workspace
+    return record
+
+
 class TebenchItem(pytest.Item):
     def __init__(
         self,
@@ -182,7 +192,7 @@ class TebenchItem(pytest.Item):
             self.stash[prepared_key] = prepared
             record = worker.adapter.evaluate(self.instance, prepared, self.prediction, context)
         except HarnessError as exc:
-            self._keep_record(self._error_record(str(exc), status=exc.status, error=exc))
+            self._keep_record(_with_evidence(self._error_record(str(exc), status=exc.status), exc))
             kind = "invalid instance" if exc.status == "invalid_instance" else "harness error"
             failure = f"{kind}: {exc}"
         except Exception as exc:
@@ -229,9 +239,7 @@ class TebenchItem(pytest.Item):
         self.stash[record_key] = record
         self.user_properties.extend(record_to_properties(record, worker.adapter.junit_properties(record)))
 
-    def _error_record(
-        self, message: str, status: str = "error", error: HarnessError | None = None
-    ) -> dict[str, Any]:
+    def _error_record(self, message: str, status: str = "error") -> dict[str, Any]:
         instance = self.instance or BenchmarkInstance(
             # a line with no readable id is named like its item, minus the model: "entry4"
             self.prediction.instance_id or self.name.split("[", 1)[0],
@@ -244,12 +252,6 @@ class TebenchItem(pytest.Item):
         record["model_name_or_path"] = self.prediction.model_name_or_path or "unknown-model"
         record["instance_id"] = instance.instance_id
         record["error"] = message
-        if error is not None:
-            # evidence a harness error carries (the build log's tail, where the time went)
-            for field in ("log_tail", "timings"):
-                value = getattr(error, field, None)
-                if value:
-                    record[field] = value
         return record
 
     def repr_failure(

@@ -48,7 +48,7 @@ def test_jsonl_json_and_parquet_give_the_same_instances(tmp_path: Path) -> None:
         ({"v_minus_1_commit": "not-a-sha"}, "field 'v_minus_1_commit' is not a commit hash"),
         ({"repo": "no-slash"}, "field 'repo' must look like 'owner/name'"),
         ({"labels": ["flaky"]}, "unknown label(s) ['flaky']"),
-        ({"labels": []}, "field 'labels' must be a non-empty list"),
+        ({"labels": 7}, "field 'labels' must be a list"),
         ({"project": 7}, "field 'project' must be a string, not int"),
     ],
 )
@@ -72,6 +72,16 @@ def test_bad_rows_do_not_hide_good_ones(tmp_path: Path) -> None:
     assert problems[0] is None and problems[2] is None
     assert problems[1] is not None and "malformed JSON" in problems[1]
     assert problems[3] is not None and f"duplicate instance_id (first at {path}:1)" in problems[3]
+
+
+@pytest.mark.parametrize("labels", [None, [], "", "[]"])
+def test_rows_without_labels_are_accepted(tmp_path: Path, labels: object) -> None:
+    # labels feed no score, only the per-label tables (an "unlabeled" group there)
+    row = {k: v for k, v in {**ROW, "labels": labels}.items() if v is not None}
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    (instance,) = TebenchAdapter().load_instances(load_records(str(path)))
+    assert instance.problem is None and instance.labels == ()
 
 
 def test_labels_as_json_string(tmp_path: Path) -> None:

@@ -346,3 +346,35 @@ def test_thresholds_fail_without_scored_items() -> None:
         "no model was evaluated, so no threshold can be met (f1 >= 0.100)"
     ]
     assert check_thresholds({}, min_f1=None, min_update=None) == []
+
+
+def test_unlabeled_instances_have_their_own_group() -> None:
+    # Datasets made by other tools often carry no labels: such items still score, in "unlabeled".
+    records = [
+        rec("a", "p", [], "evaluated", ident(1, 1, 0), update=upd(1.0, None, None, 0.5, 0.5, cov=False)),
+        rec(
+            "b", "p", ["stale"], "evaluated", ident(2, 0, 2), update=upd(1.0, None, None, 1.0, 1.0, cov=False)
+        ),
+    ]
+    summary = summarise(records, update_scoring="paper")["m1"]
+    by_label = summary["identification"]["by_label"]
+    assert list(by_label) == ["breaking", "stale", "missing", "unlabeled"]
+    assert (by_label["unlabeled"]["tp"], by_label["unlabeled"]["fp"], by_label["unlabeled"]["fn"]) == (
+        1,
+        1,
+        0,
+    )
+    assert by_label["unlabeled"]["precision"] == approx(0.5)
+    assert by_label["stale"]["recall"] == approx(0.5)
+    assert summary["identification"]["micro"]["tp"] == 3  # unlabeled items count in Overall too
+    assert summary["update"]["by_label"]["unlabeled"] == {"oa": approx(0.5), "items": 1}
+
+
+def test_flaky_gold_instances_are_flagged() -> None:
+    flaky = {**upd(1.0, None, None, 1.0, 1.0, cov=False), "gold": {"flaky": ["p.ATest#t"]}}
+    stable = {**upd(1.0, None, None, 1.0, 1.0, cov=False), "gold": {"flaky": []}}
+    records = [
+        rec("a", "p", ["stale"], "evaluated", ident(1, 0, 0), update=flaky),
+        rec("b", "p", ["stale"], "evaluated", ident(1, 0, 0), update=stable),
+    ]
+    assert summarise(records, update_scoring="paper")["m1"]["flaky_gold"] == ["a"]

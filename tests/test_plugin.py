@@ -255,6 +255,8 @@ def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester) -> None:
         ),
         ("--tebench-jdk=seventeen", "--tebench-jdk: not a JDK feature version or directory: 'seventeen'"),
         ("--tebench-maven=3.9", "--tebench-maven: not a Maven version like 3.9.9: '3.9'"),
+        ("--tebench-timeout-warmup=0", "--tebench-timeout-warmup: must be positive, got 0"),
+        ("--tebench-gold-runs=0", "--tebench-gold-runs: not a number of gold runs from 1 to 20: '0'"),
         ("--tebench-scoring=median", "--tebench-scoring: invalid choice: 'median'*"),
         (
             "--tebench-repo-url=https://example.invalid/x.git",

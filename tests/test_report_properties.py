@@ -102,6 +102,7 @@ def test_error_record_has_no_score_blocks() -> None:
 def test_values_are_plain_scalars() -> None:
     for _name, value in record_to_properties(full_record()):
         assert isinstance(value, str | int | float | bool)
+        assert value != "None"
     assert scalar({"a": 1}) == "{'a': 1}"
     assert scalar(float("nan")) == ""
     assert scalar(None) == ""

@@ -37,7 +37,8 @@ def test_selectors_grouped_sorted_binary_names() -> None:
 def test_compile_step_offline() -> None:
     step = compile_step(java_version=11, timeout=300, maven_version="3.9.9", extra_args=["-Dx=1"])
     assert step.name == "test-compile"
-    assert step.argv[:5] == ("mvn", "-B", "-ntp", "-Dmaven.repo.local={maven_repo}", "-o")
+    # -V: the banner names the Maven that ran, for the report
+    assert step.argv[:6] == ("mvn", "-B", "-ntp", "-V", "-Dmaven.repo.local={maven_repo}", "-o")
     assert step.argv[-2:] == ("-Dx=1", "test-compile")
     assert set(SKIP_FLAGS) <= set(step.argv)
     assert "-Djacoco.skip=true" in step.argv

@@ -1,4 +1,4 @@
-"""run_selection and warm_up against a scripted executor: the paths real Maven rarely takes."""
+"""run_selection against a scripted executor: the paths real Maven rarely takes (warm-up: test_run_warmup.py)."""
 
 from __future__ import annotations
 
@@ -14,18 +14,14 @@ import pytest
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
-from pytest_tebench.run.maven.jacoco import AGENT_JAR
-from pytest_tebench.run.maven.jacoco import CLI_JAR
 from pytest_tebench.run.maven.jacoco import EXEC_FILE
 from pytest_tebench.run.maven.jacoco import XML_FILE
-from pytest_tebench.run.maven.steps import WARMUP_SELECTOR
 from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import run_selection
-from pytest_tebench.run.maven.warmup import warm_up
 
 Handler = Callable[[Path, BuildStep], StepResult]
 A = TestId("p.ATest", "a")
@@ -202,55 +198,3 @@ def test_empty_selection_only_compiles(workspace: Path, settings: RunSettings) -
 def test_missing_pom(tmp_path: Path, settings: RunSettings) -> None:
     with pytest.raises(HarnessError, match=r"no pom\.xml"):
         run_selection(ScriptedExecutor({}), tmp_path, [A], settings)
-
-
-def test_warm_up_sequence_marker_and_failure(workspace: Path, settings: RunSettings) -> None:
-    def fetch(jar: str) -> Handler:
-        def handler(ws: Path, step: BuildStep) -> StepResult:
-            path = settings.maven_repo / jar
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(b"jar")
-            return result(step)
-
-        return handler
-
-    executor = ScriptedExecutor(
-        {
-            "resolve-jacoco-agent": fetch(AGENT_JAR),
-            "resolve-jacoco-cli": fetch(CLI_JAR),
-            "test-compile": lambda ws, step: result(step),
-            "test": lambda ws, step: result(step),
-        }
-    )
-    first = warm_up(executor, workspace, settings)
-    assert first.ok and not first.cached
-    assert [step.name for step in executor.seen] == [
-        "resolve-jacoco-agent",
-        "resolve-jacoco-cli",
-        "test-compile",
-        "test",
-    ]
-    assert all(step.network and "-o" not in step.argv for step in executor.seen)
-    assert f"-Dtest={WARMUP_SELECTOR}" in executor.seen[-1].argv
-    assert (settings.maven_repo / ".tebench" / "warmup.lock").is_file()
-    again = warm_up(executor, workspace, settings)
-    assert again.ok and again.cached and len(executor.seen) == 4
-
-    # Another POM, and its compilation fails: no marker, the error says why.
-    (workspace / "pom.xml").write_text("<project><!-- changed --></project>", encoding="utf-8")
-    failing = ScriptedExecutor(
-        {
-            "test-compile": lambda ws, step: result(
-                step,
-                1,
-                "[ERROR] Failed to execute goal on project x: Could not resolve dependencies for project x\n",
-            )
-        }
-    )
-    broken = warm_up(failing, workspace, settings)
-    assert not broken.ok and broken.error.startswith(
-        "warm-up test-compile failed: [ERROR] Failed to execute goal"
-    )
-    # The JaCoCo jars were already there, so only the compile step ran.
-    assert [step.name for step in failing.seen] == ["test-compile"]
-    assert not warm_up(failing, workspace, settings).cached

@@ -12,10 +12,14 @@ Resolution order for a slug ``owner/name``:
 Local repositories are only read (workspaces are separate clones that borrow their objects),
 so the user's clone is never touched. Creating and fetching cache mirrors happens under a
 per-repository file lock, so N pytest-xdist workers never clone the same repository at once.
+A clone or fetch that fails is retried once (after :data:`RETRY_DELAY` seconds, from scratch)
+before it costs an item: network hiccups are the common cause.
 """
 
 from __future__ import annotations
 
+import shutil
+import time
 from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -29,6 +33,8 @@ from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import has_commit
 
 DEFAULT_URL_TEMPLATE = "https://github.com/{repo}.git"
+#: Seconds to wait before the one retry of a failed clone or fetch.
+RETRY_DELAY = 5.0
 
 
 class RepositoryUnavailable(HarnessError):
@@ -97,14 +103,19 @@ class RepositoryStore:
             if not _is_git_dir(mirror):
                 self._network_or_fail(repo, url)
                 mirror.parent.mkdir(parents=True, exist_ok=True)
-                try:
+
+                def clone() -> None:
+                    shutil.rmtree(mirror, ignore_errors=True)  # a failed clone leaves a partial one
                     git(mirror.parent, "clone", "--mirror", "--quiet", url, str(mirror), timeout=3600)
+
+                try:
+                    _retried(clone)
                 except GitError as exc:
                     raise RepositoryUnavailable(f"cannot clone {repo} from {url}: {exc}") from exc
             if not all(has_commit(mirror, c) for c in commits):
                 self._network_or_fail(repo, url)
                 try:
-                    git(mirror, "fetch", "--quiet", "--prune", "origin", timeout=3600)
+                    _retried(lambda: git(mirror, "fetch", "--quiet", "--prune", "origin", timeout=3600))
                 except GitError as exc:
                     raise RepositoryUnavailable(f"cannot fetch {repo}: {exc}") from exc
         missing = [c for c in commits if not has_commit(mirror, c)]
@@ -117,6 +128,15 @@ class RepositoryStore:
             raise RepositoryUnavailable(
                 f"{repo} is not available locally (use --tebench-repos=DIR) and network clones are disabled"
             )
+
+
+def _retried(action: Callable[[], object]) -> None:
+    """Run ``action``; when git fails, once more after :data:`RETRY_DELAY` seconds."""
+    try:
+        action()
+    except GitError:
+        time.sleep(RETRY_DELAY)
+        action()
 
 
 def _is_git_dir(path: Path) -> bool:

@@ -32,6 +32,7 @@ from pytest_tebench.benchmarks.tebench.update import GoldReference
 from pytest_tebench.benchmarks.tebench.update import InvalidInstance
 from pytest_tebench.benchmarks.tebench.update import UpdateEvaluator
 from pytest_tebench.benchmarks.tebench.update import UpdateTimeout
+from pytest_tebench.errors import HarnessError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.metrics.scores import set_scores
@@ -125,7 +126,12 @@ class TebenchAdapter:
                 # everything of the update settings that can change a finished result
                 "update": None
                 if update is None
-                else {"scoring": update.scoring, "jdk": update.jdk, "maven": update.maven_version},
+                else {
+                    "scoring": update.scoring,
+                    "jdk": update.jdk,
+                    "maven": update.maven_version,
+                    "gold_runs": update.gold_runs,
+                },
             },
             sort_keys=True,
         )
@@ -137,40 +143,47 @@ class TebenchAdapter:
     # -- running (the process that runs the item) ---------------------------------------
     def prepare(self, instance: BenchmarkInstance, context: EvalContext) -> TebenchPrepared:
         payload: TebenchInstance = instance.payload
+        timings: dict[str, float] = {}
         started = time.perf_counter()
-        source = context.repos.locate(payload.repo, [payload.v_minus_1_commit])
+        try:
+            source = context.repos.locate(payload.repo, [payload.v_minus_1_commit])
+        except HarnessError as exc:
+            exc.timings = {"repository": time.perf_counter() - started, **exc.timings}
+            raise
         located = time.perf_counter()
+        timings["repository"] = located - started
         workspace = Workspace.create(
             source, payload.v_minus_1_commit, payload.source_patch, parent=context.work_dir
         )
         try:
             workspace.commit_gold(payload.test_patch)
             gold = test_changes(workspace.changed_files("v-0.5", "gold"))
-        except BaseException:
-            workspace.remove()
-            raise
-        if not gold.items:
-            # Gold that only re-wraps or comments tests, or only adds helpers: a copy of gold would
-            # score exactly like an empty patch, so the instance cannot rank anyone (docs/scoring.md I11).
-            workspace.remove()
-            raise InvalidInstance(
-                f"the gold test_patch of {instance.instance_id} modifies, deletes or adds no test method "
-                "(only formatting, comments or non-test code): nothing to identify or update"
-            )
-        done = time.perf_counter()
-        prepared = TebenchPrepared(
-            workspace, gold, {"repository": located - started, "workspace": done - located}
-        )
-        if self.settings.update is not None:
-            # gold's build is harness work: an invalid or unbuildable gold is an error here, never a score
-            try:
-                prepared.reference = UpdateEvaluator(context, self.settings.update).gold(
-                    _content_key(payload), workspace, gold
+            timings["workspace"] = time.perf_counter() - located
+            if not gold.items:
+                # Gold that only re-wraps or comments tests, or only adds helpers: a copy of gold would
+                # score exactly like an empty patch, so the instance cannot rank anyone (docs/scoring.md I11).
+                raise InvalidInstance(
+                    f"the gold test_patch of {instance.instance_id} modifies, deletes or adds no test method "
+                    "(only formatting, comments or non-test code): nothing to identify or update"
                 )
-            except BaseException:
+            done = time.perf_counter()
+            prepared = TebenchPrepared(workspace, gold, timings)
+            if self.settings.update is not None:
+                # gold's build is harness work: an invalid or unbuildable gold is an error here, never a score
+                prepared.reference = UpdateEvaluator(context, self.settings.update).gold(
+                    _content_key(payload), workspace, gold, project=payload.repo
+                )
+                timings["gold_build"] = time.perf_counter() - done
+        except BaseException as exc:
+            if isinstance(exc, HarnessError):
+                # the evidence of a harness failure: what it cost, and the workspace when asked
+                exc.timings = {**timings, **exc.timings}
+                exc.timings.setdefault("total", time.perf_counter() - started)
+                if context.keep_workspaces:
+                    exc.workspace = str(workspace.path)
+            if not context.keep_workspaces:
                 workspace.remove()
-                raise
-            prepared.timings["gold_build"] = time.perf_counter() - done
+            raise
         return prepared
 
     def evaluate(
@@ -212,8 +225,22 @@ class TebenchAdapter:
             started = time.perf_counter()
             try:
                 record["update"] = UpdateEvaluator(context, update).evaluate(
-                    workspace, prepared.reference, prepared.gold, predicted, update.scoring
+                    workspace,
+                    prepared.reference,
+                    prepared.gold,
+                    predicted,
+                    update.scoring,
+                    project=instance.repo,
                 )
+            except HarnessError as exc:
+                exc.timings = {
+                    **record["timings"],
+                    "prediction_build": time.perf_counter() - started,
+                    **{f"prediction_{k}": v for k, v in exc.timings.items()},
+                }
+                if context.keep_workspaces:
+                    exc.workspace = str(workspace.path)
+                raise
             except UpdateTimeout as exc:
                 record["status"] = "timeout"
                 record["error"] = str(exc)
@@ -252,8 +279,16 @@ class TebenchAdapter:
         lines: list[str] = []
         for model, model_summary in summary.items():
             executors = ", ".join(model_summary.get("executors") or [])
+            mavens = ", ".join(model_summary.get("maven_versions") or [])
             ran_on = f"; builds ran on: {executors}" if executors else ""
+            ran_on += f" with Maven {mavens}" if mavens else ""
             lines.append(f"model: {model}  ({format_counts_line(model_summary)}{ran_on})")
+            flaky = model_summary.get("flaky_gold") or []
+            if flaky:
+                lines.append(
+                    f"  flaky gold tests were dropped from the selection of {len(flaky)} instance(s): "
+                    + ", ".join(flaky)
+                )
             lines.extend(format_identification_table(model, model_summary))
             if model_summary.get("update"):
                 lines.extend(format_update_table(model, model_summary))
@@ -379,13 +414,18 @@ def _slug(data: dict[str, Any]) -> str:
 
 def _labels(data: dict[str, Any]) -> tuple[str, ...]:
     value = data.get("labels")
-    if isinstance(value, str):  # some exports store the list as a JSON string
+    if isinstance(value, str) and not value.strip():
+        value = None
+    elif isinstance(value, str):  # some exports store the list as a JSON string
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
             value = [value]
-    if not isinstance(value, list | tuple) or not value:
-        raise ValueError("field 'labels' must be a non-empty list of breaking/stale/missing")
+    if value is None or (isinstance(value, list | tuple) and not value):
+        # labels feed no score, only the per-label tables: unlabelled rows count as "unlabeled"
+        return ()
+    if not isinstance(value, list | tuple):
+        raise ValueError("field 'labels' must be a list of breaking/stale/missing")
     labels = [str(v).strip().lower() for v in value]
     unknown = sorted(set(labels) - set(LABELS))
     if unknown:

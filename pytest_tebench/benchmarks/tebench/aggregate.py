@@ -46,6 +46,9 @@ from pytest_tebench.metrics.scores import prf
 #: A result record as produced by the item runner (plain, JSON-ready).
 Record = Mapping[str, Any]
 
+#: The group of records whose instance has no label (datasets made by other tools often have none).
+UNLABELED = "unlabeled"
+
 #: The component scores of the update stage, in the order the paper describes them.
 UPDATE_COMPONENTS: tuple[str, ...] = ("s_exec", "s_line", "s_branch", "s_mod")
 
@@ -85,12 +88,25 @@ def _summarise_model(records: Sequence[Record], update_scoring: str | None) -> d
         ),
         "invalid_instances": ids_with_status(records, ["invalid_instance"]),
         "missing_predictions": ids_with_status(records, ["missing_prediction"]),
+        # the Maven versions the builds really ran with (from Maven's -V banner)
+        "maven_versions": sorted(
+            {
+                str(r["update"]["maven_version"])
+                for r in records
+                if (r.get("update") or {}).get("maven_version")
+            }
+        ),
+        # instances whose gold had flaky selected tests (dropped from the selection, see the records)
+        "flaky_gold": sorted(
+            str(r["instance_id"]) for r in records if ((r.get("update") or {}).get("gold") or {}).get("flaky")
+        ),
     }
 
 
 def labels_of(record: Record) -> list[str]:
-    """The record's labels, deduplicated, in table order (paper labels first, then others sorted)."""
-    labels = {str(label) for label in record.get("labels") or ()}
+    """The record's labels, deduplicated, in table order (paper labels first, then others
+    sorted); ``["unlabeled"]`` for an instance without labels."""
+    labels = {str(label) for label in record.get("labels") or ()} or {UNLABELED}
     return [label for label in LABELS if label in labels] + sorted(labels - set(LABELS))
 
 

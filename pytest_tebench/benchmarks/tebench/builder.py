@@ -49,7 +49,7 @@ from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import RunSettings
-from pytest_tebench.run.maven.warmup import warm_up
+from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git_text
@@ -249,10 +249,10 @@ def _labelled(
         compile_timeout=config.compile_timeout,
         test_timeout=config.test_timeout,
     )
-    warmed = warm_up(executor, workspace.path, settings, selection=selection_of(gold.methods))
-    if not warmed.ok:
-        return f"V0 does not build (warm-up): {warmed.error}"
-    v0 = run_inherited(executor, workspace.path, selection_of(gold.methods), settings)
+    warmed = run_warmed(executor, workspace.path, selection_of(gold.methods), settings, project=config.repo)
+    if warmed.warmup is not None and not warmed.warmup.ok:
+        return f"V0 does not build (warm-up): {warmed.warmup.error}"
+    v0 = warmed.run
     if v0.harness_failed or v0.status.startswith("timeout"):
         raise HarnessError(
             f"{row['instance_id']}: V0 build failed for harness reasons ({v0.status}): {v0.error}"

@@ -7,15 +7,26 @@ The options are registered by the pytest plugin in its one ``--tebench-*`` group
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_WARMUP
 from pytest_tebench.run.maven.settings import MAVEN_OPTIONS
 from pytest_tebench.run.maven.settings import MavenSettings
 from pytest_tebench.settings import OptionSpec
 from pytest_tebench.settings import fraction
+
+DEFAULT_GOLD_RUNS = 2
+
+
+def gold_runs(value: str) -> int:
+    if value.isdigit() and 1 <= int(value) <= 20:
+        return int(value)
+    raise argparse.ArgumentTypeError(f"not a number of gold runs from 1 to 20: {value!r}")
+
 
 SCORINGS = ("paper", "reference")
 
@@ -36,6 +47,11 @@ TEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
         help="TEBench composite update score: 'paper' (s_exec x (0.3 s_line + 0.3 s_branch + 0.4 s_mod)) "
         "or 'reference' (the reference code's variant). Default: %(default)s.",
     ),
+    OptionSpec(
+        "gold-runs", metavar="N", type=gold_runs, default=DEFAULT_GOLD_RUNS,
+        help="TEBench: run gold's selected tests N times on V0; tests whose outcome changes are flaky "
+        "and dropped from the selection. Default: %(default)s.",
+    ),
     OptionSpec("min-f1", metavar="X", type=fraction,
                help="TEBench: same as --tebench-fail-under=f1=X (micro identification F1, 0..1)."),
     OptionSpec("min-update", metavar="X", type=fraction,
@@ -54,9 +70,15 @@ class UpdateSettings:
     maven_version: str | None
     #: The Maven local repository shared by every build of the run.
     maven_repo: Path
+    #: Limit of each online warm-up step (a cold one downloads a project's whole build).
+    timeout_warmup: float = DEFAULT_TIMEOUT_WARMUP
+    #: Runs of gold's selected tests on V0; tests whose outcome changes are flaky and dropped.
+    gold_runs: int = DEFAULT_GOLD_RUNS
 
     @classmethod
-    def from_maven(cls, maven: MavenSettings, scoring: str = "paper") -> UpdateSettings:
+    def from_maven(
+        cls, maven: MavenSettings, scoring: str = "paper", gold_runs: int = DEFAULT_GOLD_RUNS
+    ) -> UpdateSettings:
         return cls(
             scoring=scoring,
             jdk=maven.jdk,
@@ -64,6 +86,8 @@ class UpdateSettings:
             timeout_test=maven.timeout_test,
             maven_version=maven.maven_version,
             maven_repo=maven.maven_repo,
+            timeout_warmup=maven.timeout_warmup,
+            gold_runs=gold_runs,
         )
 
 
@@ -81,7 +105,9 @@ class TebenchSettings:
         scoring = str(values.get("scoring") or "paper")
         return cls(
             allow_non_test_edits=bool(values.get("allow_non_test_edits")),
-            update=None if values.get("skip_update") else UpdateSettings.from_maven(maven, scoring),
+            update=None
+            if values.get("skip_update")
+            else UpdateSettings.from_maven(maven, scoring, int(values.get("gold_runs") or DEFAULT_GOLD_RUNS)),
             min_f1=values.get("min_f1"),
             min_update=values.get("min_update"),
         )

@@ -11,12 +11,15 @@ Who runs this: the process that runs the item, from ``TebenchAdapter.evaluate``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import time
 from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,7 @@ from pytest_tebench.errors import HarnessError
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.locking import file_lock
 from pytest_tebench.run.executor import Executor
+from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.dist import required_maven_version
 from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.run.maven.jacoco import LineCoverage
@@ -48,7 +52,8 @@ from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
-from pytest_tebench.run.maven.warmup import warm_up
+from pytest_tebench.run.maven.warmup import WarmedRun
+from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
 
 #: A selected test "passes" when it passed or was skipped (a gold patch may @Disable a test);
@@ -79,6 +84,13 @@ class GoldReference:
     java_version: int
     run: dict[str, Any]
     seconds: float
+    #: Gold's selected tests whose outcome changed between repeated runs, dropped from every
+    #: selection: ``{"test": id, "outcomes": [status per run]}``.
+    flaky: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def flaky_tests(self) -> frozenset[TestId]:
+        return frozenset(TestId.parse(entry["test"]) for entry in self.flaky)
 
     @property
     def _overlap_with_itself(self) -> CoverageOverlap:
@@ -133,28 +145,57 @@ class UpdateEvaluator:
             maven_version=self.settings.maven_version or required_maven_version(workspace.path / "pom.xml"),
             compile_timeout=self.settings.timeout_compile,
             test_timeout=self.settings.timeout_test,
+            warmup_timeout=self.settings.timeout_warmup,
         )
 
     def _java_version(self, level: int) -> int:
         return choose_java_version(self._executor().java_versions(), level, self.settings.jdk)
 
-    def _prepare_build(self, workspace: Workspace, settings: RunSettings, selection: list[TestId]) -> None:
-        """Warm the shared Maven repository for this project once (online, under warm-up's lock)."""
-        warmed = warm_up(self._executor(), workspace.path, settings, selection=selection)
-        if not warmed.ok:
-            raise HarnessError(f"cannot prepare the Maven repository for this project: {warmed.error}")
+    def _run(
+        self,
+        workspace: Workspace,
+        selection: list[TestId],
+        settings: RunSettings,
+        *,
+        project: str,
+        warm_selection: list[TestId] | None = None,
+        trusted: str | None = None,
+    ) -> WarmedRun:
+        """An offline run; the project is warmed up (online, on ``trusted``'s checkout) only
+        when the shared Maven repository lacks something it needs."""
+        warmed = run_warmed(
+            self._executor(),
+            workspace.path,
+            selection,
+            settings,
+            project=project,
+            warm_selection=warm_selection,
+            trusted=None if trusted is None else lambda: _checked_out(workspace, trusted),
+        )
+        if warmed.warmup is not None and not warmed.warmup.ok:
+            raise HarnessError(
+                f"cannot prepare the Maven repository for this project: {warmed.warmup.error}",
+                log_tail=warmed.warmup.log_tail,
+                timings=_warmup_timings(warmed),
+            )
+        return warmed
 
     # -- gold -----------------------------------------------------------------------------
     def gold(
-        self, instance_key: dict[str, str], workspace: Workspace, gold_changes: TestChanges
+        self, instance_key: dict[str, str], workspace: Workspace, gold_changes: TestChanges, *, project: str
     ) -> GoldReference:
         settings = self._run_settings(workspace)
-        key = _cache_key(instance_key, executor=self._executor().name, java=settings.java_version)
+        key = _cache_key(
+            instance_key,
+            executor=self._executor().name,
+            java=settings.java_version,
+            runs=self.settings.gold_runs,
+        )
         path = self.cache_dir / f"{key}.json"
         with file_lock(self.context.cache_dir / "locks" / f"gold-{key}.lock"):
             cached = _read_json(path)
             if cached is None:
-                cached = self._compute_gold(key, workspace, gold_changes, settings)
+                cached = self._compute_gold(key, workspace, gold_changes, settings, project)
                 _write_json(path, cached)
                 cached["cache"] = "computed"
             else:
@@ -169,10 +210,11 @@ class UpdateEvaluator:
             java_version=int(cached["java_version"]),
             run={**cached["run"], "cache": cached["cache"]},
             seconds=float(cached["seconds"]),
+            flaky=tuple(cached.get("flaky") or ()),
         )
 
     def _compute_gold(
-        self, key: str, workspace: Workspace, gold_changes: TestChanges, settings: RunSettings
+        self, key: str, workspace: Workspace, gold_changes: TestChanges, settings: RunSettings, project: str
     ) -> dict[str, Any]:
         started = time.perf_counter()
         workspace.checkout("gold")
@@ -180,11 +222,15 @@ class UpdateEvaluator:
             workspace.changed_files("v-1", "v-0.5"), workspace.changed_line_numbers("v-1", "v-0.5")
         )
         selection = selection_of(gold_changes.methods)
-        self._prepare_build(workspace, settings, selection)
-        run = run_inherited(self._executor(), workspace.path, selection, settings)
-        workspace.checkout("v-0.5")
-        if run.harness_failed or run.status.startswith("timeout"):
-            raise HarnessError(f"gold build on V0 failed for harness reasons ({run.status}): {run.error}")
+        try:
+            warmed = self._run(workspace, selection, settings, project=project)
+            run = warmed.run
+            _raise_for_harness(run, "gold build on V0", _warmup_timings(warmed))
+            flaky: list[dict[str, Any]] = []
+            if run.status == "ok" and selection and self.settings.gold_runs > 1:
+                run, flaky = self._repeat_gold(workspace, selection, settings, run, warmed)
+        finally:
+            workspace.checkout("v-0.5")
         invalid = ""
         if not (run.compile_ok and run.test_compile_ok):
             invalid = f"gold does not compile on V0 ({run.status}): {run.error}"
@@ -192,7 +238,10 @@ class UpdateEvaluator:
             failing = [f"{o.test} {o.status}" for o in run.tests if o.status not in _PASSING]
             if failing:
                 invalid = "gold fails its own selected tests on V0: " + ", ".join(failing)
+            elif flaky and not run.tests:
+                invalid = "every test gold selects is flaky on V0: " + ", ".join(e["test"] for e in flaky)
         coverage = run.coverage
+        selection = [t for t in selection if str(t) not in {e["test"] for e in flaky}]
         if not invalid and selection and coverage is None:
             raise HarnessError(f"no coverage from gold's run on V0: {run.coverage_error or 'unknown reason'}")
         return {
@@ -213,9 +262,51 @@ class UpdateEvaluator:
             ],
             "coverage": _coverage_to_json(coverage, methods),
             "java_version": settings.java_version,
-            "run": _run_summary(run),
+            "run": {**_run_summary(run), "warmup": warmed.warmup.to_dict() if warmed.warmup else None},
             "seconds": time.perf_counter() - started,
+            "flaky": flaky,
         }
+
+    def _repeat_gold(
+        self,
+        workspace: Workspace,
+        selection: list[TestId],
+        settings: RunSettings,
+        first: SelectionRun,
+        warmed: WarmedRun,
+    ) -> tuple[SelectionRun, list[dict[str, Any]]]:
+        """Run gold's selection ``gold_runs - 1`` more times; tests whose outcome changes are
+        flaky and leave the selection (the coverage reference is then re-measured without them)."""
+        runs = [first]
+        for _ in range(self.settings.gold_runs - 1):
+            again = run_inherited(self._executor(), workspace.path, selection, settings)
+            _raise_for_harness(again, "gold build on V0 (repeated)", _warmup_timings(warmed))
+            runs.append(again)
+        outcomes: dict[TestId, list[str]] = {}
+        for run in runs:
+            for outcome in run.tests:
+                outcomes.setdefault(outcome.test, []).append(outcome.status)
+        dropped = {
+            test
+            for test, statuses in outcomes.items()
+            if len({status in _PASSING for status in statuses}) > 1 or len(statuses) != len(runs)
+        }
+        flaky: list[dict[str, Any]] = [
+            {
+                "test": str(test),
+                "outcomes": outcomes[test],
+                "reason": "outcome changed between repeated gold runs",
+            }
+            for test in sorted(dropped)
+        ]
+        if not flaky:
+            return first, []
+        kept = [test for test in selection if test not in dropped]
+        if not kept:
+            return replace(first, tests=(), coverage=None), flaky
+        final = run_inherited(self._executor(), workspace.path, kept, settings)
+        _raise_for_harness(final, "gold build on V0 (without flaky tests)", _warmup_timings(warmed))
+        return final, flaky
 
     # -- prediction ---------------------------------------------------------------------
     def evaluate(
@@ -225,20 +316,43 @@ class UpdateEvaluator:
         gold_changes: TestChanges,
         predicted: TestChanges,
         scoring: str,
+        *,
+        project: str,
     ) -> dict[str, Any]:
         workspace.checkout("prediction")
         settings = self._run_settings(workspace)
         methods = method_sets(workspace, gold_changes, predicted)
-        selection = methods.prediction_selection()
-        run = run_inherited(self._executor(), workspace.path, selection, settings)
-        workspace.checkout("v-0.5")
+        flaky = gold.flaky_tests
+        selection = sorted(set(methods.prediction_selection()) - flaky)
+        try:
+            # a warm-up runs gold's tests online, never the prediction's
+            warmed = self._run(
+                workspace,
+                selection,
+                settings,
+                project=project,
+                warm_selection=list(gold.selection),
+                trusted="gold",
+            )
+        finally:
+            workspace.checkout("v-0.5")
+        run = warmed.run
         if run.harness_failed:
-            raise HarnessError(f"the prediction's build failed for harness reasons: {run.error}")
+            raise HarnessError(
+                f"the prediction's build failed for harness reasons: {run.error}",
+                log_tail=_run_log_tail(run),
+                timings={**_warmup_timings(warmed), **run.timings},
+            )
         passed = run.status == "ok" and all(o.status in _PASSING for o in run.tests)
-        if run.status == "no_tests":
-            passed = True  # nothing runnable on either side: judged by compilation (docs/scoring.md)
-        s_exec = executability(
-            compile_ok=bool(run.compile_ok), test_compile_ok=bool(run.test_compile_ok), tests_passed=passed
+        # No test left to run on the changed code: not an executable update (docs/scoring.md).
+        s_exec = (
+            0.0
+            if run.status == "no_tests"
+            else executability(
+                compile_ok=bool(run.compile_ok),
+                test_compile_ok=bool(run.test_compile_ok),
+                tests_passed=passed,
+            )
         )
         overlap = coverage_overlap(gold.methods, gold.coverage, run.coverage if s_exec > 0 else None)
         per_method = methods.s_mod_by_method()
@@ -277,10 +391,15 @@ class UpdateEvaluator:
                 "key": gold.key,
                 "seconds": round(gold.seconds, 3),
                 "selection": [str(t) for t in gold.selection],
+                # gold's flaky tests, left out of every selection (empty for a stable instance)
+                "flaky": sorted(str(t) for t in flaky),
             },
             "java_version": settings.java_version,
+            "maven_version": run.maven_version or settings.maven_version or None,
             "executor": self._executor().name,
-            "timings": {name: round(value, 3) for name, value in run.timings.items()},
+            "timings": {
+                name: round(value, 3) for name, value in {**_warmup_timings(warmed), **run.timings}.items()
+            },
             "error": run.error or None,
         }
         if run.status.startswith("timeout"):
@@ -288,6 +407,37 @@ class UpdateEvaluator:
             block.update({name: None for name in ("s_exec", "s_line", "s_branch", "s_mod", "s_update")})
             raise UpdateTimeout(f"the prediction's {run.status.split(':', 1)[1]} phase timed out", block)
         return block
+
+
+def _raise_for_harness(run: SelectionRun, what: str, timings: dict[str, float]) -> None:
+    if run.harness_failed or run.status.startswith("timeout"):
+        raise HarnessError(
+            f"{what} failed for harness reasons ({run.status}): {run.error}",
+            log_tail=_run_log_tail(run),
+            timings={**timings, **run.timings},
+        )
+
+
+def _run_log_tail(run: SelectionRun) -> str:
+    return mavenlog.log_tail(run.steps[-1].output) if run.steps else ""
+
+
+def _warmup_timings(warmed: WarmedRun) -> dict[str, float]:
+    """Seconds of the offline attempt that found the repository lacking, and of the warm-up."""
+    if warmed.warmup is None:
+        return {}
+    return {"offline_probe": warmed.probe_seconds, "warmup": warmed.warmup.seconds}
+
+
+@contextlib.contextmanager
+def _checked_out(workspace: Workspace, rev: str) -> Iterator[None]:
+    """``rev`` checked out for the block, then back to what was checked out before."""
+    before = workspace.rev("HEAD")
+    workspace.checkout(rev)
+    try:
+        yield
+    finally:
+        workspace.checkout(before)
 
 
 # -- method versions for s_mod ---------------------------------------------------------------
@@ -374,9 +524,10 @@ def _versions(
 
 
 # -- cache ----------------------------------------------------------------------------------
-def _cache_key(instance_key: dict[str, str], *, executor: str, java: int) -> str:
+def _cache_key(instance_key: dict[str, str], *, executor: str, java: int, runs: int = 1) -> str:
     material = json.dumps(
-        {**instance_key, "harness": __version__, "executor": executor, "java": java}, sort_keys=True
+        {**instance_key, "harness": __version__, "executor": executor, "java": java, "gold_runs": runs},
+        sort_keys=True,
     )
     return hashlib.sha256(material.encode()).hexdigest()[:32]
 

@@ -42,6 +42,8 @@ _TEST_SOURCE_ROOTS = ("/src/test/", "/generated-test-sources/")
 #: ``[INFO] --- surefire:3.2.5:test (default-test) @ x ---`` (3.9).
 _MOJO_START = re.compile(r"^\[INFO\] --- (?P<plugin>[^\s:]+):[^\s:]+:(?P<goal>[\w\-]+) \(", re.MULTILINE)
 _TESTS_RUNNING = re.compile(r"^(?:\[INFO\] )?(?:T E S T S|Running \S)", re.MULTILINE)
+#: ``Apache Maven 3.9.9 (8e8579a9e76f7d015ee5ec7bfcdc97d260186937)``, printed by ``-V``.
+_MAVEN_VERSION = re.compile(r"^Apache Maven (?P<version>\d+(?:\.\d+)+\S*)", re.MULTILINE)
 _JAVAC_LINE = re.compile(r"\.java:\[\d+(?:,\d+)?\]")
 
 #: Log lines that mean the harness could not build, whatever the prediction did.
@@ -67,6 +69,21 @@ _INFRASTRUCTURE = (
     "The build could not read",
     "Non-parseable POM",
 )
+#: Log lines of an offline build that lacks something in the Maven repository: resolving it
+#: online (a warm-up) may fix the build. Other build errors (JDK, JVM start) it would not.
+_MISSING_OFFLINE = (
+    "in offline mode",
+    "has not been downloaded from it before",
+    "Could not resolve dependencies",
+    "could not be resolved",
+    "Non-resolvable parent POM",
+    "Non-resolvable import POM",
+    "Failed to read artifact descriptor",
+    "Could not transfer artifact",
+    "No plugin found for prefix",
+)
+#: Lines of a failed step's log kept in an error record: enough for the failing goal and its cause.
+LOG_TAIL_LINES = 60
 _CRASH = (
     "The forked VM terminated",
     "There was an error in the forked process",
@@ -156,6 +173,29 @@ def diagnose_test_step(output: str, exit_code: int | None) -> Diagnosis:
         if any(marker in line for marker in _CRASH):
             return Diagnosis(TEST_CRASH, line.strip(), compile_done=True)
     return diagnosis
+
+
+def missing_artifacts(output: str) -> bool:
+    """Whether an offline step failed for want of an artifact that an online resolution may bring."""
+    log = clean_log(output)
+    return any(
+        marker in line
+        for line in log.splitlines()
+        if line.startswith("[ERROR]")
+        for marker in _MISSING_OFFLINE
+    )
+
+
+def maven_version(output: str) -> str:
+    """The Maven version a ``-V`` launch printed ("" when the banner is not in the log)."""
+    match = _MAVEN_VERSION.search(clean_log(output))
+    return match.group("version") if match else ""
+
+
+def log_tail(output: str, lines: int = LOG_TAIL_LINES) -> str:
+    """The last ``lines`` non-blank lines of a step's log, colour codes removed (for error records)."""
+    kept = [line for line in clean_log(output).splitlines() if line.strip()]
+    return "\n".join(kept[-lines:])
 
 
 def compile_started_tests(output: str) -> bool:

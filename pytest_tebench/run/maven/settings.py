@@ -19,6 +19,8 @@ from pytest_tebench.settings import seconds
 
 DEFAULT_TIMEOUT_COMPILE = 300.0
 DEFAULT_TIMEOUT_TEST = 900.0
+#: A cold warm-up downloads a project's whole build (plugins, dependencies, providers).
+DEFAULT_TIMEOUT_WARMUP = 1800.0
 
 
 def jdk_choice(value: str) -> str:
@@ -57,6 +59,10 @@ MAVEN_OPTIONS: tuple[OptionSpec, ...] = (
         "timeout-test", metavar="SECONDS", type=seconds, default=DEFAULT_TIMEOUT_TEST,
         help="Time limit of a test phase. Default: %(default)s.",
     ),
+    OptionSpec(
+        "timeout-warmup", metavar="SECONDS", type=seconds, default=DEFAULT_TIMEOUT_WARMUP,
+        help="Time limit of each online step of a project's dependency warm-up. Default: %(default)s.",
+    ),
 )  # fmt: skip
 
 
@@ -70,6 +76,7 @@ class MavenSettings:
     maven_version: str | None = None
     timeout_compile: float = DEFAULT_TIMEOUT_COMPILE
     timeout_test: float = DEFAULT_TIMEOUT_TEST
+    timeout_warmup: float = DEFAULT_TIMEOUT_WARMUP
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any], cache_dir: Path) -> MavenSettings:
@@ -81,4 +88,5 @@ class MavenSettings:
             maven_version=values.get("maven"),
             timeout_compile=float(values.get("timeout_compile") or DEFAULT_TIMEOUT_COMPILE),
             timeout_test=float(values.get("timeout_test") or DEFAULT_TIMEOUT_TEST),
+            timeout_warmup=float(values.get("timeout_warmup") or DEFAULT_TIMEOUT_WARMUP),
         )

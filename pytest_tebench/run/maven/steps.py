@@ -79,8 +79,9 @@ WARMUP_SELECTOR = "*#tebenchWarmupNoSuchMethod"
 
 
 def base_args(*, offline: bool) -> list[str]:
-    """Batch mode, no transfer noise, our repository, and the skip flags."""
-    args = ["mvn", "-B", "-ntp", f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}"]
+    """Batch mode, no transfer noise, the Maven version in the log (``-V``, for the report), our
+    repository, and the skip flags."""
+    args = ["mvn", "-B", "-ntp", "-V", f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}"]
     if offline:
         args.append("-o")
     return args + list(SKIP_FLAGS)

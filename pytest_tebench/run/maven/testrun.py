@@ -75,6 +75,9 @@ class RunSettings:
     compile_timeout: float = DEFAULT_TIMEOUT_COMPILE
     test_timeout: float = DEFAULT_TIMEOUT_TEST
     report_timeout: float = 120.0
+    #: Limit of each online warm-up step (:mod:`~pytest_tebench.run.maven.warmup`): a cold one
+    #: downloads the project's whole build, so it gets far more than an offline compile.
+    warmup_timeout: float = 1800.0
     #: Remove ``target/`` before compiling; switch off only for a workspace known to be fresh.
     clean_target: bool = True
     #: JaCoCo include patterns; empty = the packages declared under ``src/main``.
@@ -109,6 +112,15 @@ class SelectionRun:
         return {outcome.test: outcome for outcome in self.tests}
 
     @property
+    def maven_version(self) -> str:
+        """The Maven that really ran, from the ``-V`` banner ("" when no step shows it)."""
+        for step in self.steps:
+            version = mavenlog.maven_version(step.output)
+            if version:
+                return version
+        return ""
+
+    @property
     def harness_failed(self) -> bool:
         """The harness could not evaluate (an error for the item, never a score)."""
         return self.status == BUILD_ERROR
@@ -125,6 +137,7 @@ class SelectionRun:
             "test_compile_ok": self.test_compile_ok,
             "error": self.error,
             "java_version": self.java_version,
+            "maven_version": self.maven_version or None,
             "tests": [outcome.to_dict() for outcome in self.tests],
             "coverage": self.coverage.to_dict() if self.coverage is not None else None,
             "coverage_error": self.coverage_error,
