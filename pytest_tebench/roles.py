@@ -130,6 +130,10 @@ class TebenchWorker:
         self._context: EvalContext | None = None
         self._executor: Executor | None = None
         self.results = ResultCache(options.cache_dir / "results")
+        if controller is None:
+            # an xdist worker: the markers its items carry must be known here too (--strict-markers)
+            for line in self.adapter.markers:
+                config.addinivalue_line("markers", line)
         config.stash[worker_key] = self
 
     # -- collection ---------------------------------------------------------------------

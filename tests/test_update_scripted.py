@@ -47,7 +47,12 @@ COUNTER = Path(__file__).parent / "flaky-runs"
 
 class ScriptedMaven:
     name = "scripted"
-    java_versions = (17,)
+
+    def java_versions(self):
+        return (17,)
+
+    def toolchain(self):
+        return "scripted"
 
     def run(self, workspace, step, *, maven_repo):
         def done(code, output="", timed_out=False):
