@@ -99,7 +99,7 @@ def test_unattributable_or_unusable_patches_are_not_applied(ws: Workspace, patch
 
 
 def test_symlinks_submodules_and_escaping_paths_are_refused(ws: Workspace, tmp_path: Path) -> None:
-    link = f"src/test/resources/escape"
+    link = "src/test/resources/escape"
     outside = tmp_path / "outside.txt"
     patch = (
         TEST_EDIT
@@ -107,7 +107,7 @@ def test_symlinks_submodules_and_escaping_paths_are_refused(ws: Workspace, tmp_p
         f"@@ -0,0 +1 @@\n+{outside}\n\\ No newline at end of file\n"
         + "diff --git a/src/test/lib b/src/test/lib\nnew file mode 160000\n--- /dev/null\n+++ b/src/test/lib\n"
         "@@ -0,0 +1 @@\n+Subproject commit 0123456789012345678901234567890123456789\n"
-        + f"--- a/src/test/../main/java/p/A.java\n+++ b/src/test/../main/java/p/A.java\n@@ -1 +1 @@\n"
+        + "--- a/src/test/../main/java/p/A.java\n+++ b/src/test/../main/java/p/A.java\n@@ -1 +1 @@\n"
         "-class A { int f() { return 2; } }\n+class A {}\n"
         + "--- /dev/null\n+++ b/src/test/resources/.gitattributes\n@@ -0,0 +1 @@\n+*.java filter=evil\n"
         + "--- /dev/null\n+++ b/src/test/.git/hooks/post-commit\n@@ -0,0 +1 @@\n+#!/bin/sh\n"

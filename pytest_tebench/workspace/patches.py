@@ -19,10 +19,11 @@ Dialects recognised, in any mix and order:
   ``context``; the workspace does not apply them).
 
 Hunks are delimited by their ``@@`` counts. A hunk whose body is shorter than its counts
-(models miscount) ends at the next header and is recounted; one that ends with the text is a
-truncated patch (its last line is cut short) and rejected. Lines after a satisfied count that are still hunk lines (``+``,
-``-``, `` ``) extend the hunk unless they start a header. Applying is the workspace's job; this
-module never touches git. Also used for git's own ``-U0`` output (changed line numbers).
+(models miscount) ends at the next header and is recounted; when the text ends inside it in the
+middle of a line, the output was cut off: a truncated patch, rejected. Lines after a satisfied
+count that are still hunk lines (``+``, ``-``, `` ``) extend the hunk unless they start a
+header. Applying is the workspace's job; this module never touches git. Also used for git's own
+``-U0`` output (changed line numbers).
 """
 
 from __future__ import annotations
