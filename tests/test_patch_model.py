@@ -102,8 +102,7 @@ def test_symlinks_submodules_and_escaping_paths_are_refused(ws: Workspace, tmp_p
     link = "src/test/resources/escape"
     outside = tmp_path / "outside.txt"
     patch = (
-        TEST_EDIT
-        + f"diff --git a/{link} b/{link}\nnew file mode 120000\n--- /dev/null\n+++ b/{link}\n"
+        TEST_EDIT + f"diff --git a/{link} b/{link}\nnew file mode 120000\n--- /dev/null\n+++ b/{link}\n"
         f"@@ -0,0 +1 @@\n+{outside}\n\\ No newline at end of file\n"
         + "diff --git a/src/test/lib b/src/test/lib\nnew file mode 160000\n--- /dev/null\n+++ b/src/test/lib\n"
         "@@ -0,0 +1 @@\n+Subproject commit 0123456789012345678901234567890123456789\n"
@@ -158,7 +157,9 @@ def test_fuzz_needs_some_context_to_match(ws: Workspace) -> None:
 
 
 def test_fuzz_limit_keeps_one_context_line_per_hunk() -> None:
-    (three,) = parse_patch(TEST_EDIT.replace("@@ -5,3 +5,3 @@", "@@ -4,5 +4,5 @@\n     // line 4") + "     // x\n")
+    (three,) = parse_patch(
+        TEST_EDIT.replace("@@ -5,3 +5,3 @@", "@@ -4,5 +4,5 @@\n     // line 4") + "     // x\n"
+    )
     assert fuzz_limit([three]) == (1, "")
     (bare,) = parse_patch(f"--- a/{TEST}\n+++ b/{TEST}\n@@ -6 +6 @@\n-    // line 6\n+    // six\n")
     assert fuzz_limit([bare])[1].endswith("cannot be placed by fuzzy matching")
