@@ -143,8 +143,20 @@ class TebenchAdapter:
             record["update"] = _failed_update(prepared, context)
             return record
         record["apply_method"] = applied.method
+        record["apply_details"] = dict(applied.details)
         record["touched_non_test_files"] = list(applied.touched_non_test_files)
-        predicted = test_changes(workspace.changed_files("v-0.5", "prediction"))
+        record["refused_files"] = [
+            {"path": r.path, "kind": r.kind, "reason": r.reason} for r in applied.refused
+        ]
+        try:
+            predicted = test_changes(workspace.changed_files("v-0.5", "prediction"))
+        except RecursionError as exc:
+            # Input the analysis cannot handle is the model's failure, scored, never a way out.
+            record["status"] = "not_applied"
+            record["error"] = f"the prediction's test files cannot be analysed: {exc}"
+            record["identification"] = _identification(gold_items, [])
+            record["update"] = _failed_update(prepared, context)
+            return record
         record["identification"] = _identification(gold_items, predicted.items)
         record["timings"]["apply_and_identify"] = time.perf_counter() - started
         if context.update is not None and prepared.reference is not None:
