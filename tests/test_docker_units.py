@@ -320,3 +320,16 @@ def test_setup_script_and_changes_carry_the_recipe() -> None:
 def test_image_main_prints_the_tag(capsys: pytest.CaptureFixture[str]) -> None:
     assert docker_image.main(["tag"]) == 0
     assert capsys.readouterr().out.strip() == docker_image.image_tag()
+
+
+def test_a_killed_step_reports_the_limit_that_fired() -> None:
+    # issue 8 item 7: the one-launch step was reported with the compile limit after the test limit fired
+    from pytest_tebench.run.executor import BuildStep
+    from pytest_tebench.run.executor import PhaseClock
+
+    step = BuildStep("compile+test", ("mvn", "test"), 300, phase_marker="T E S T S", phase_timeout=900)
+    clock = PhaseClock(step, started=0.0)
+    assert clock.killed_message() == "[pytest-tebench] step compile+test killed at its 300 s limit"
+    clock.feed("[INFO]  T E S T S")
+    assert clock.limit == 900
+    assert clock.killed_message().endswith("killed at its 900 s limit (after its phase marker)")

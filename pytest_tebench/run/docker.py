@@ -470,7 +470,8 @@ class DockerExecutor:
             raw = container.logs(stdout=True, stderr=True, tail=self.tail_lines)
             output = raw.decode("utf-8", errors="replace")
             if timed_out:
-                output += f"\n[pytest-tebench] step {step.name} killed after {step.timeout:g} s\n"
+                # the limit that fired: the test limit once Surefire started, else the step's
+                output += f"\n{clock.killed_message()}\n"
         except docker.errors.DockerException as exc:
             raise HarnessError(f"Docker failed during step {step.name}: {exc}") from exc
         finally:

@@ -65,6 +65,16 @@ class PhaseClock:
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 
+    @property
+    def limit(self) -> float:
+        """The limit in force: the phase's own once its marker showed up, the step's before."""
+        return self.step.phase_timeout if self.switched else self.step.timeout
+
+    def killed_message(self) -> str:
+        """The line an executor appends to the output of a step it killed at its deadline."""
+        phase = " (after its phase marker)" if self.switched else ""
+        return f"[pytest-tebench] step {self.step.name} killed at its {self.limit:g} s limit{phase}"
+
 
 @dataclass
 class StepResult:
