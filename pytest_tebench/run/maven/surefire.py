@@ -143,12 +143,15 @@ def read_report(path: Path) -> list[CaseResult]:
 def read_reports(reports_dir: Path) -> list[CaseResult]:
     """Every test case in ``reports_dir/TEST-*.xml`` (empty when the directory is missing).
 
-    The caller must have removed reports of earlier runs; this reads whatever is there.
+    The caller must have removed reports of earlier runs; this reads whatever is there, except
+    symbolic links: a test may plant one to make the harness read a file outside the workspace.
     """
-    if not reports_dir.is_dir():
+    if reports_dir.is_symlink() or not reports_dir.is_dir():
         return []
     cases: list[CaseResult] = []
     for path in sorted(reports_dir.glob("TEST-*.xml")):
+        if path.is_symlink() or not path.is_file():
+            continue
         cases.extend(read_report(path))
     return cases
 
