@@ -31,6 +31,7 @@ from pytest_tebench.benchmarks.tebench.update import UpdateTimeout
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.java.shadowing import shadowing_classes
 from pytest_tebench.metrics.scores import set_scores
 from pytest_tebench.workspace.checkout import PatchDoesNotApply
 from pytest_tebench.workspace.checkout import Workspace
@@ -148,6 +149,16 @@ class TebenchAdapter:
         record["refused_files"] = [
             {"path": r.path, "kind": r.kind, "reason": r.reason} for r in applied.refused
         ]
+        shadowing = shadowing_classes(workspace.path, applied.applied_files)
+        if shadowing:
+            # a class that replaces production code or the test framework on the test classpath
+            record["status"] = "not_applied"
+            record["error"] = "the prediction declares classes that would replace others: " + "; ".join(
+                shadowing
+            )
+            record["identification"] = _identification(gold_items, [])
+            record["update"] = _failed_update(prepared, context)
+            return record
         try:
             predicted = test_changes(workspace.changed_files("v-0.5", "prediction"))
         except RecursionError as exc:
