@@ -46,6 +46,7 @@ from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.surefire import TestOutcome
+from pytest_tebench.run.maven.surefire import check_against_console
 from pytest_tebench.run.maven.surefire import outcomes_for
 from pytest_tebench.run.maven.surefire import read_reports
 
@@ -250,7 +251,7 @@ class _Run:
             step = replace(step, phase_marker=SUREFIRE_STARTS, phase_timeout=settings.test_timeout)
         tested = self.step(step)
         reports = [] if linked(self.workspace, REPORTS_DIR) else read_reports(self.workspace / REPORTS_DIR)
-        outcomes = outcomes_for(self.chosen, reports)
+        outcomes = check_against_console(outcomes_for(self.chosen, reports), reports, tested.output)
         if tested.timed_out:
             phase = "test" if name == "test" else mavenlog.phase_at_end(tested.output)
             compiled = phase == "test" or mavenlog.compile_started_tests(tested.output)
