@@ -128,15 +128,17 @@ def test_test_platform_configuration_is_refused_unless_non_test_edits_are_allowe
         "+junit.jupiter.extensions.autodetection.enabled=true\n"
         f"--- /dev/null\n+++ b/{services}\n@@ -0,0 +1 @@\n+p.SwallowFailures\n"
         "--- /dev/null\n+++ b/src/test/resources/META-INF/services/p.MyOwnSpi\n@@ -0,0 +1 @@\n+p.Impl\n"
+        "--- /dev/null\n+++ b/src/test/resources/org/junit/Assert.class\n@@ -0,0 +1 @@\n+not really\n"
     )
     applied = ws.commit_prediction(patch)
     assert [(r.kind, r.path) for r in applied.refused] == [
         (TEST_PLATFORM, "src/test/resources/junit-platform.properties"),
         (TEST_PLATFORM, services),
+        (TEST_PLATFORM, "src/test/resources/org/junit/Assert.class"),
     ]
     assert applied.applied_files == ("src/test/resources/META-INF/services/p.MyOwnSpi",)
     allowed = ws.commit_prediction(patch, allow_non_test_edits=True)
-    assert allowed.refused == () and len(allowed.applied_files) == 3
+    assert allowed.refused == () and len(allowed.applied_files) == 4
 
 
 def test_fuzz_needs_some_context_to_match(ws: Workspace) -> None:

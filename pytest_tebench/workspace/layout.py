@@ -17,8 +17,10 @@ test tree (test sources and test resources) and nothing else. Three kinds of pie
   ``junit-platform.properties`` (it can switch on extension auto-detection or deactivate
   conditions) and ``META-INF/services`` registrations of JUnit, TestNG, Surefire or JDK service
   interfaces (auto-registered listeners, engines, filters and extensions run around *every*
-  selected test, including gold's tests the prediction left alone). Applied only with
-  ``--tebench-allow-non-test-edits``.
+  selected test, including gold's tests the prediction left alone), and compiled ``.class``
+  files (copied to ``target/test-classes``, first on the test classpath, where they would
+  replace production or framework classes, or run in ``javac`` as annotation processors).
+  Applied only with ``--tebench-allow-non-test-edits``.
 """
 
 from __future__ import annotations
@@ -131,6 +133,9 @@ class MavenLayout:
         name = PurePosixPath(path).name
         if name in _PLATFORM_FILES:
             return f"{name} configures the test framework for every test"
+        if name.endswith(".class"):
+            # copied to target/test-classes, first on the classpath: it could replace any class
+            return "a compiled class on the test classpath"
         parts = PurePosixPath(path).parts
         for index in range(len(parts) - 2):
             if parts[index] == "META-INF" and parts[index + 1] == "services":
