@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from conftest import PREDICTIONS
 from conftest import DemoRun
@@ -53,7 +54,9 @@ def test_hostile_predictions_are_refused_and_reported(demo_run: DemoRun, tmp_pat
         encoding="utf-8",
     )
     result, report = demo_run(str(path), "--tebench-skip-update")
-    records = {r["model_name_or_path"]: r for r in report["results"]}  # type: ignore[union-attr]
+    results = report["results"]
+    assert isinstance(results, list)
+    records: dict[str, Any] = {r["model_name_or_path"]: r for r in results}
     result.assert_outcomes(passed=2, failed=2)
 
     smuggle = records["smuggle"]

@@ -48,6 +48,40 @@ class BuildStep:
     phase_timeout: float = 0.0
 
 
+#: Characters kept of one output line; the rest of a longer line is dropped.
+MAX_LINE = 16384
+LINE_CUT = " [pytest-tebench: line cut]"
+
+
+class LineSplitter:
+    """Output text in, whole lines out, with at most :data:`MAX_LINE` characters held: a step
+    that prints one endless line must not fill the harness's memory. A longer line comes out
+    once, cut, ending in :data:`LINE_CUT`; the rest of it is dropped."""
+
+    def __init__(self, max_line: int = MAX_LINE) -> None:
+        self.max_line = max_line
+        self.partial = ""
+        self.cutting = False
+
+    def feed(self, text: str) -> list[str]:
+        pieces = (self.partial + text).split("\n")
+        self.partial = pieces.pop()
+        lines: list[str] = []
+        for piece in pieces:
+            if not self.cutting:
+                lines.append(piece + "\n")
+            self.cutting = False
+        if len(self.partial) > self.max_line:
+            if not self.cutting:
+                lines.append(self.partial[: self.max_line] + LINE_CUT + "\n")
+            self.partial, self.cutting = "", True
+        return lines
+
+    def flush(self) -> list[str]:
+        rest, self.partial = self.partial, ""
+        return [rest] if rest and not self.cutting else []
+
+
 class PhaseClock:
     """The deadline of a running step, moved once when its phase marker shows up in the output."""
 

@@ -4,8 +4,9 @@ Each step runs under :mod:`~pytest_tebench.run.reaper`, a child subreaper in a s
 own: when the command exits or times out, every process it started is killed, including those
 that left the process group with ``setsid`` or a double fork (a daemon a test started), so none
 can hold the output pipe open, keep writing into the workspace or outlive the step. Output is
-read in bounded chunks, and a line longer than :data:`MAX_LINE` is cut, so a step printing one
-endless line cannot fill the harness's memory. The step's
+read in bounded chunks and split by :class:`~pytest_tebench.run.executor.LineSplitter`, which
+cuts overlong lines, so a step printing one endless line cannot fill the harness's memory. The
+step's
 ``java_version`` picks ``JAVA_HOME`` from discovered JDKs; ``maven_version`` fetches that Maven
 into a cache (:func:`~pytest_tebench.run.maven.dist.ensure_maven`). Environment variables that
 would silently change a JVM or Maven (``JAVA_TOOL_OPTIONS``, ``MAVEN_ARGS``, rc files) are
@@ -31,6 +32,7 @@ from typing import IO
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import LineSplitter
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
@@ -42,8 +44,6 @@ from pytest_tebench.run.maven.jdk import discover_jdks
 DEFAULT_TAIL_LINES = 1000
 #: Seconds between SIGTERM and SIGKILL when a step is stopped.
 KILL_GRACE = 5.0
-#: Characters kept of one output line; the rest of a longer line is dropped.
-MAX_LINE = 16384
 #: Bytes read from the output pipe at a time.
 CHUNK = 65536
 _REAPER = str(Path(__file__).with_name("reaper.py"))
@@ -194,31 +194,18 @@ def _pump(stream: IO[bytes], tail: deque[str], clock: PhaseClock) -> None:
     """Split the output into lines, reading at most :data:`CHUNK` bytes at a time and keeping
     at most :data:`MAX_LINE` characters of a line."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    partial = ""
-    cut = False
+    splitter = LineSplitter()
     fd = stream.fileno()
     while True:
         chunk = os.read(fd, CHUNK)
-        text = decoder.decode(chunk, final=not chunk)
-        pieces = (partial + text).split("\n")
-        partial = pieces.pop()
-        for piece in pieces:
-            line = piece + "\n" if not cut else "\n"
-            if not cut:
-                tail.append(line)
-                clock.feed(line)
-            cut = False
-        if len(partial) > MAX_LINE:
-            if not cut:
-                kept = partial[:MAX_LINE] + " [pytest-tebench: line cut]\n"
-                tail.append(kept)
-                clock.feed(kept)
-            partial, cut = "", True
+        lines = splitter.feed(decoder.decode(chunk, final=not chunk))
+        if not chunk:
+            lines += splitter.flush()
+        for line in lines:
+            tail.append(line)
+            clock.feed(line)
         if not chunk:
             break
-    if partial and not cut:
-        tail.append(partial)
-        clock.feed(partial)
     stream.close()
 
 
