@@ -185,3 +185,11 @@ def test_changed_line_numbers_unquote_paths_and_read_renames() -> None:
 def test_a_file_header_without_hunks_or_paths_is_an_error() -> None:
     with pytest.raises(PatchFormatError, match="without hunks"):
         parse_patch(f"--- a/{TEST}\n+++ b/{TEST}\nsome prose\n")
+
+
+def test_crlf_patches_are_read_like_lf_ones(ws: Workspace) -> None:
+    crlf = TEST_EDIT.replace("\n", "\r\n")
+    (piece,) = parse_patch(crlf)
+    assert (piece.path, len(piece.hunks)) == (TEST, 1)
+    assert piece.hunks[0].render().startswith("@@ -5,3 +5,3 @@\n")
+    assert piece.hunks[0].lines[1] == "-    // line 6\r\n"  # content keeps its line ends

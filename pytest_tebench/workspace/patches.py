@@ -201,7 +201,7 @@ class _Reader:
         if (
             line.startswith("*** ")
             and self._at(offset + 1).startswith("--- ")
-            and self._at(offset + 2).rstrip("\n") == _CONTEXT_SEPARATOR
+            and self._at(offset + 2).rstrip("\r\n") == _CONTEXT_SEPARATOR
         ):
             return "context"
         return ""
@@ -232,7 +232,7 @@ class _Reader:
                     )
                 self._hunk(section)
             elif section is not None and self._in_git_header(section) and line.startswith(_EXTENDED):
-                self._extended(section, line.rstrip("\n"))
+                self._extended(section, line.rstrip("\r\n"))
                 self.index += 1
             elif section is not None and self._in_git_header(section) and _is_binary_marker(line):
                 self._binary(section)
@@ -255,7 +255,7 @@ class _Reader:
 
     # -- git sections ---------------------------------------------------------------------
     def _start_git(self, line: str) -> None:
-        match = _GIT_HEADER.match(line.rstrip("\n"))
+        match = _GIT_HEADER.match(line.rstrip("\r\n"))
         if not match:
             raise PatchFormatError(f"line {self.index + 1}: unreadable 'diff --git' header: {line.strip()!r}")
         a, b = _strip_prefix(_unquote(match["a"])), _strip_prefix(_unquote(match["b"]))
@@ -332,7 +332,7 @@ class _Reader:
     # -- hunks ------------------------------------------------------------------------------
     def _hunk(self, section: _Section) -> None:
         line = self.lines[self.index]
-        match = _HUNK.match(line.rstrip("\n"))
+        match = _HUNK.match(line.rstrip("\r\n"))
         if not match:
             raise PatchFormatError(f"line {self.index + 1}: unreadable hunk header {line.strip()!r}")
         if not section.has_file_lines:
@@ -458,7 +458,7 @@ join_patch = render
 
 
 def _is_binary_marker(line: str) -> bool:
-    stripped = line.rstrip("\n")
+    stripped = line.rstrip("\r\n")
     if stripped == "GIT binary patch":
         return True
     return stripped.startswith("Binary files ") and stripped.endswith(" differ")
@@ -468,12 +468,12 @@ _BASE85 = re.compile(r"^[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+$")
 
 
 def _is_base85(line: str) -> bool:
-    return bool(_BASE85.match(line.rstrip("\n")))
+    return bool(_BASE85.match(line.rstrip("\r\n")))
 
 
 def _header_path(value: str) -> tuple[str, bool]:
     """``(path without a/ or b/, is /dev/null)`` of a ``---``/``+++``/``***`` header's value."""
-    value = value.rstrip("\n")
+    value = value.rstrip("\r\n")
     if not value.startswith('"'):
         value = value.split("\t", 1)[0].rstrip()
     if value == "/dev/null":
