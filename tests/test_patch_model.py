@@ -187,9 +187,16 @@ def test_a_file_header_without_hunks_or_paths_is_an_error() -> None:
         parse_patch(f"--- a/{TEST}\n+++ b/{TEST}\nsome prose\n")
 
 
-def test_crlf_patches_are_read_like_lf_ones(ws: Workspace) -> None:
+def test_crlf_patches_are_read_like_lf_ones() -> None:
     crlf = TEST_EDIT.replace("\n", "\r\n")
     (piece,) = parse_patch(crlf)
     assert (piece.path, len(piece.hunks)) == (TEST, 1)
     assert piece.hunks[0].render().startswith("@@ -5,3 +5,3 @@\n")
     assert piece.hunks[0].lines[1] == "-    // line 6\r\n"  # content keeps its line ends
+
+
+def test_diff_r_prefixes_are_dropped() -> None:
+    text = f"diff -ruN old/{TEST} new/{TEST}\n--- old/{TEST}\t2024-01-01\n+++ new/{TEST}\t2024-01-02\n@@ -6 +6 @@\n-a\n+b\n"
+    (piece,) = parse_patch(text)
+    assert (piece.old_path, piece.new_path) == (TEST, TEST)
+    assert piece.text.startswith(f"--- a/{TEST}\n+++ b/{TEST}\n")

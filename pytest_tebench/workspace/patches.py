@@ -320,6 +320,8 @@ class _Reader:
                 raise PatchFormatError(f"line {self.index + 1}: '/dev/null' contradicts the section's header")
             section.status = "added" if old_null else "deleted" if new_null else section.status
         else:
+            if not (old_null or new_null) and old != new:
+                old, new = _common_tail(old, new)
             section.old_path, section.new_path = old, new
             section.old_null, section.new_null = old_null, new_null
             if old_null and new_null:
@@ -479,6 +481,14 @@ def _header_path(value: str) -> tuple[str, bool]:
     if value == "/dev/null":
         return "", True
     return _strip_prefix(_unquote(value)), False
+
+
+def _common_tail(old: str, new: str) -> tuple[str, str]:
+    """``diff -ruN old/ new/`` names one file with two different first components: drop them."""
+    old_parts, new_parts = old.split("/", 1), new.split("/", 1)
+    if len(old_parts) == len(new_parts) == 2 and old_parts[1] == new_parts[1]:
+        return old_parts[1], new_parts[1]
+    return old, new
 
 
 def _strip_prefix(path: str) -> str:
