@@ -200,3 +200,43 @@ def test_diff_r_prefixes_are_dropped() -> None:
     (piece,) = parse_patch(text)
     assert (piece.old_path, piece.new_path) == (TEST, TEST)
     assert piece.text.startswith(f"--- a/{TEST}\n+++ b/{TEST}\n")
+
+
+@pytest.mark.parametrize(
+    ("path", "mode", "kind"),
+    [
+        ("src/test/java/p/NewTest.java", "100644", None),
+        ("src/test/resources/data.json", "100644", None),
+        ("src/test/resources/script.sh", "100755", None),
+        (".mvn/extensions.xml", "100644", OUTSIDE),
+        (".mvn/jvm.config", "100644", OUTSIDE),
+        (".mvn/maven.config", "100644", OUTSIDE),
+        ("pom.xml", "100644", OUTSIDE),
+        ("src/main/resources/x.properties", "100644", OUTSIDE),
+        ("src/test/resources/link", "120000", FORBIDDEN),
+        ("src/test/sub", "160000", FORBIDDEN),
+        ("src/test/.gitmodules", "100644", FORBIDDEN),
+        ("src/test/.GIT/config", "100644", FORBIDDEN),
+        ("/etc/src/test/x", "100644", FORBIDDEN),
+        ("src\\test\\x.java", "100644", FORBIDDEN),
+        ("src/test/resources/junit-platform.properties", "100644", TEST_PLATFORM),
+        (
+            "src/test/resources/META-INF/services/org.junit.platform.launcher.TestExecutionListener",
+            "100644",
+            TEST_PLATFORM,
+        ),
+        (
+            "src/test/resources/META-INF/services/javax.annotation.processing.Processor",
+            "100644",
+            TEST_PLATFORM,
+        ),
+        ("src/test/resources/META-INF/services/org.example.Codec", "100644", None),
+    ],
+)
+def test_what_a_prediction_may_change(path: str, mode: str, kind: str | None) -> None:
+    from pytest_tebench.workspace.layout import MAVEN
+    from pytest_tebench.workspace.patches import FilePatch
+
+    piece = FilePatch(None, path, "added", "", "", new_mode=mode)
+    refusal = MAVEN.refusal(piece)
+    assert (refusal.kind if refusal else None) == kind
