@@ -236,3 +236,16 @@ def test_a_class_count_the_reports_do_not_match_fails_the_class_passes() -> None
     )
     checked = check_against_console(outcomes_for(tests, forged), forged, console)
     assert [o.status for o in checked.values()] == [FAILED, FAILED]
+
+
+def test_a_flaky_class_line_still_counts_as_a_console_record() -> None:
+    from pytest_tebench.run.maven.surefire import CaseResult
+    from pytest_tebench.run.maven.surefire import check_against_console
+
+    test = TestId("p.ATest", "a")
+    cases = [CaseResult("p.ATest", "a", PASSED, "")]
+    console = (
+        "[INFO]  T E S T S\n[WARNING] Tests run: 1, Failures: 0, Errors: 0, Skipped: 0, Flakes: 1, "
+        "Time elapsed: 0.1 s -- in p.ATest\n"
+    )
+    assert check_against_console(outcomes_for([test], cases), cases, console)[test].status == PASSED

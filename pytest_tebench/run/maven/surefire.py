@@ -225,7 +225,7 @@ def _enclosing_error(class_name: str, broken: Mapping[str, str]) -> str | None:
 #: ``Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.6 s <<< FAILURE! -- in p.ATest``
 #: (Surefire 3; 2.x writes ``sec`` and `` - in``).
 _CONSOLE_CLASS = re.compile(
-    r"^(?:\[\w+\] )?Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: \d+, "
+    r"^(?:\[\w+\] )?Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: \d+, (?:Flakes: \d+, )?"
     r"Time elapsed: .*?-+ in (\S+)\s*$",
     re.MULTILINE,
 )
