@@ -42,7 +42,11 @@ def become_subreaper() -> bool:
 def descendants(root: int) -> set[int]:
     """Pids of every live process below ``root``, from each process's parent in ``/proc``."""
     parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return set()  # no /proc (not Linux): only the process group kill remains
+    for entry in entries:
         if not entry.isdigit():
             continue
         try:
