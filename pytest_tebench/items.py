@@ -224,7 +224,7 @@ class TebenchItem(pytest.Item):
         if status == "not_applied":
             raise PredictionFailed(f"the prediction does not apply:\n{record.get('error') or ''}")
         if status == "timeout":
-            raise PredictionFailed(f"timeout (not scored): {record.get('error') or ''}")
+            raise PredictionFailed(f"timeout (its build is not scored): {record.get('error') or ''}")
         raise PredictionFailed(f"{status}: {record.get('error') or ''}")
 
     def teardown(self) -> None:

@@ -89,7 +89,7 @@ class History:
         self, v1: str, v0: str, *, instance_id: str, repo: str, labels: list[str]
     ) -> dict[str, object]:
         """A TEBench row for the commit v1 -> v0, split into source and test patches."""
-        from pytest_tebench.workspace.patches import is_test_path
+        from pytest_tebench.workspace.layout import is_test_path
 
         names = git_text(self.path, "diff", "--name-only", "--no-renames", v1, v0).split()
         tests = [n for n in names if is_test_path(n)]

@@ -253,3 +253,59 @@ def test_a_hanging_test_is_a_timeout_not_a_score(demo_run: DemoRun, pytester: py
     summary = report["summary"]["hangs"]
     assert summary["counts"]["timeouts"] == 1
     assert summary["update"] is None  # nothing scored: a timeout is never a 0
+
+
+FORGER = """\
+package org.tebench.textkit;
+
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import org.junit.jupiter.api.Test;
+
+class ZzzForgeTest {
+    @Test
+    void forge() {
+        // after every class has run and Maven has written its reports, make them all passes
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                Thread.sleep(2000);
+                Path dir = Paths.get("target", "surefire-reports");
+                try (DirectoryStream<Path> reports = Files.newDirectoryStream(dir, "TEST-*.xml")) {
+                    for (Path report : reports) {
+                        String xml = new String(Files.readAllBytes(report), "UTF-8");
+                        xml = xml.replaceAll("(?s)<(error|failure)\\\\b.*?</\\\\1>", "");
+                        Files.write(report, xml.getBytes("UTF-8"));
+                    }
+                }
+            } catch (Exception ignored) {
+            }
+        }));
+    }
+}
+"""
+
+
+def test_reports_rewritten_by_a_test_do_not_count(demo_run: DemoRun, pytester: pytest.Pytester) -> None:
+    # issue 8: a test of the prediction rewrites Surefire's reports so that gold's failing test
+    # (I1's zeroWidth, which errors on V-0.5) reads as passed. The console says otherwise.
+    (line,) = (json.loads(raw) for raw in (PREDICTIONS / "update-cases.jsonl").read_text().splitlines()
+               if json.loads(raw)["instance_id"] == I1)  # fmt: skip
+    path = "src/test/java/org/tebench/textkit/ZzzForgeTest.java"
+    body = "".join(f"+{text}\n" for text in FORGER.splitlines())
+    forged = (
+        line["model_patch"]
+        + f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        + f"@@ -0,0 +1,{len(FORGER.splitlines())} @@\n{body}"
+    )
+    predictions = write_jsonl(
+        pytester.path / "forge.jsonl",
+        [{"instance_id": I1, "model_name_or_path": "forger", "model_patch": forged}],
+    )
+    _, report = demo_run(str(predictions))
+    (record,) = report["results"]
+    tests = {t["method"]: t["status"] for t in record["update"]["tests"]}
+    assert tests["forge"] == "passed" and tests["handlesLongWord"] == "passed"
+    assert tests["zeroWidth"] == "failed"  # the report said passed; the console named it
+    assert record["update"]["s_exec"] == 0.5

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -322,3 +323,42 @@ def test_setup_script_and_changes_carry_the_recipe() -> None:
 def test_image_main_prints_the_tag(capsys: pytest.CaptureFixture[str]) -> None:
     assert docker_image.main(["tag"]) == 0
     assert capsys.readouterr().out.strip() == docker_image.image_tag()
+
+
+def test_a_killed_step_reports_the_limit_that_fired() -> None:
+    # issue 8 item 7: the one-launch step was reported with the compile limit after the test limit fired
+    from pytest_tebench.run.executor import BuildStep
+    from pytest_tebench.run.executor import PhaseClock
+
+    step = BuildStep("compile+test", ("mvn", "test"), 300, phase_marker="T E S T S", phase_timeout=900)
+    clock = PhaseClock(step, started=0.0)
+    assert clock.killed_message() == "[pytest-tebench] step compile+test killed at its 300 s limit"
+    clock.feed("[INFO]  T E S T S")
+    assert clock.limit == 900
+    assert clock.killed_message().endswith("killed at its 900 s limit (after its phase marker)")
+
+
+def test_the_docker_output_follower_holds_a_bounded_line() -> None:
+    # issue 8 item 7: the phase-marker follower kept a newline-free output whole in memory
+    from pytest_tebench.run import docker as docker_module
+    from pytest_tebench.run.executor import MAX_LINE
+    from pytest_tebench.run.executor import BuildStep
+    from pytest_tebench.run.executor import PhaseClock
+
+    class Container:
+        def logs(self, **_: object) -> Iterator[bytes]:
+            for _chunk in range(200):
+                yield b"x" * 65536
+            yield b"\n[INFO]  T E S T S\n"
+
+    seen: list[str] = []
+
+    class Clock(PhaseClock):
+        def feed(self, line: str) -> None:
+            seen.append(line)
+            super().feed(line)
+
+    step = BuildStep("compile+test", ("mvn",), 300, phase_marker="T E S T S", phase_timeout=900)
+    clock = Clock(step, started=0.0)
+    docker_module._follow(Container(), clock)
+    assert clock.switched and max(len(line) for line in seen) <= MAX_LINE + 100

@@ -570,3 +570,15 @@ def test_method_tokens_are_the_whole_declaration() -> None:
 
 
 # ------------------------------------------------------------------------------------------ paths
+
+
+def test_deeply_nested_classes_parse_without_recursion_error() -> None:
+    # issue 8 item 3: 1,500 nested classes raised RecursionError and turned the item into an error
+    depth = 1500
+    source = "".join(f"class C{i} {{ " for i in range(depth)) + "@Test void m() {}" + " }" * depth
+    parsed = parse_java(source)
+    assert len(parsed.types) == depth
+    (method,) = parsed.methods
+    assert method.class_path == tuple(f"C{i}" for i in range(depth)) and method.is_test
+    # source order is kept: the outer class first, methods after the types that hold them
+    assert parsed.types[0].class_path == ("C0",)

@@ -337,6 +337,19 @@ def test_thresholds_pass_at_equality_and_when_unset() -> None:
     assert check_thresholds(summary, min_f1=None, min_update=None) == []
 
 
+def test_a_timeout_keeps_its_identification_but_not_its_update() -> None:
+    # issue 8 item 3: a prediction whose tests hang must not escape its identification score
+    records = [
+        rec("a", "p", ["stale"], "evaluated", ident(1, 0, 0), update=upd(1.0, 1.0, 1.0, 1.0, 1.0, cov=True)),
+        rec("b", "p", ["stale"], "timeout", ident(0, 1, 2), update=None),
+    ]
+    summary = summarise(records, update_scoring="paper")["m1"]
+    micro = summary["identification"]["micro"]
+    assert (micro["tp"], micro["fp"], micro["fn"], micro["items"]) == (1, 1, 2, 2)
+    assert summary["update"]["items"] == 1 and summary["update"]["oa"] == 1.0
+    assert summary["counts"]["timeouts"] == 1 and summary["errors"] == ["b"]
+
+
 def test_thresholds_fail_without_scored_items() -> None:
     summary = summarise([rec("a", "p", [], "timeout")], update_scoring=None)
     assert check_thresholds(summary, min_f1=0.1, min_update=None) == [

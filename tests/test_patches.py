@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_tebench.workspace.layout import is_test_path
+from pytest_tebench.workspace.layout import split_by_test_tree
 from pytest_tebench.workspace.patches import PatchFormatError
-from pytest_tebench.workspace.patches import is_test_path
 from pytest_tebench.workspace.patches import parse_patch
-from pytest_tebench.workspace.patches import split_by_test_tree
 
 GIT_PATCH = """\
 diff --git a/src/test/java/p/ATest.java b/src/test/java/p/ATest.java

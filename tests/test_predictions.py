@@ -51,11 +51,43 @@ def test_jsonl_bad_lines_are_kept_with_their_line_numbers(tmp_path: Path) -> Non
         ("2", "malformed JSON: Expecting property name enclosed in double quotes (column 2)"),
         ("4", "field 'model_name_or_path' is missing or not a non-empty string"),
         ("5", "an entry must be a JSON object"),
-        ("6", f"duplicate prediction for this model and instance (first at {path}:1)"),
+        ("6", f"duplicate of {path}:1"),
         ("8", "field 'model_patch' must be a string or null"),
     ]
     good = [p for p in predictions if p.problem is None]
     assert [(p.instance_id, p.is_empty) for p in good] == [("a", False), ("c", True)]
+
+
+def test_duplicates_keep_the_first_line_scored(tmp_path: Path) -> None:
+    # issue 8 item 2: a later line with the same (instance, model) must never replace the first
+    path = tmp_path / "run.jsonl"
+    lines = [
+        {"instance_id": "a", "model_name_or_path": "m", "model_patch": DIFF},
+        {"instance_id": "a", "model_name_or_path": "other", "model_patch": DIFF},
+        {"instance_id": "a", "model_name_or_path": "m", "model_patch": "garbage"},
+        {"instance_id": "a", "model_name_or_path": "m", "model_patch": DIFF},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    first, other, second, third = load_predictions(path)
+    assert (first.problem, first.patch, other.problem) == (None, DIFF, None)
+    assert second.problem == third.problem == f"duplicate of {path}:1"
+    assert (second.origin, third.origin) == (f"{path}:3", f"{path}:4")
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    line = json.dumps({"instance_id": "a", "model_name_or_path": "m", "model_patch": DIFF})
+    path.write_bytes(b"\xef\xbb\xbf" + line.encode() + b"\n")
+    (only,) = load_predictions(path)
+    assert (only.problem, only.patch) == (None, DIFF)
+
+
+def test_a_diff_fence_is_not_cut_at_backticks_inside_the_patch() -> None:
+    markdown = DIFF.replace("+b\n", "+```java\n+code\n+```\n").replace("-1 +1", "-1 +1,3")
+    raw = f"Sure:\n```diff\n{markdown}```\nDone, and `inline` code ```is``` fine.\n"
+    assert extract_patch(raw) == (markdown, "diff-fence")
+    longer = f"````patch\n{markdown}````\n"
+    assert extract_patch(longer) == (markdown, "diff-fence")
 
 
 def test_json_list_and_id_keyed_dict(tmp_path: Path) -> None:

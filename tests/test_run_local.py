@@ -165,3 +165,35 @@ def test_phase_marker_moves_the_deadline(
     elapsed = time.monotonic() - started
     assert low < elapsed < high
     assert result.timed_out is ("done" not in script)
+
+
+def test_processes_that_left_the_session_are_killed_after_the_step(fake_jdk: Path, workspace: Path) -> None:
+    # issue 8 item 7: setsid and double-forked daemons left the process group and outlived the step
+    marker = f"tebench-escaped-{uuid.uuid4().hex}"
+    script = (
+        f"setsid {sleeper(marker)} > /dev/null 2>&1 < /dev/null &"
+        f" ( setsid sh -c '{sleeper(marker).replace(chr(39), chr(34))} &' > /dev/null 2>&1 < /dev/null ) ;"
+        " sleep 0.5; echo started"
+    )
+    result = LocalExecutor(jdks={17: fake_jdk}).run(workspace, sh(script), maven_repo=workspace)
+    assert result.ok and result.output == "started\n"
+    assert processes_with(marker) == []
+
+
+def test_escaped_processes_are_killed_on_timeout_too(fake_jdk: Path, workspace: Path) -> None:
+    marker = f"tebench-escaped-timeout-{uuid.uuid4().hex}"
+    script = f"setsid {sleeper(marker)} > /dev/null 2>&1 < /dev/null & sleep 60"
+    result = LocalExecutor(jdks={17: fake_jdk}).run(workspace, sh(script, timeout=1.5), maven_repo=workspace)
+    assert result.timed_out
+    assert processes_with(marker) == []
+
+
+def test_an_endless_line_is_read_in_bounded_pieces(fake_jdk: Path, workspace: Path) -> None:
+    # 64 MB without a newline, then a normal line: the tail keeps a cut piece, not 64 MB
+    script = "head -c 67108864 /dev/zero | tr '\\0' x; echo; echo after"
+    result = LocalExecutor(jdks={17: fake_jdk}).run(workspace, sh(script), maven_repo=workspace)
+    assert result.ok
+    lines = result.output.splitlines()
+    assert lines[-1] == "after"
+    assert len(result.output) < 64 * 1024
+    assert lines[0].endswith("[pytest-tebench: line cut]")

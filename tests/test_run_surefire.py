@@ -158,3 +158,94 @@ def test_test_id_parse_and_str() -> None:
     assert str(test) == "pkg.Outer$Inner#m"
     with pytest.raises(ValueError, match="not a test id"):
         TestId.parse("pkg.Outer")
+
+
+# Maven 3.9 / Surefire 3.2.5 console of a real run (mini-maven with a nested class and a test
+# printing a fake summary line, which redirectTestOutputToFile kept off the console).
+CONSOLE = """\
+[INFO]  T E S T S
+[INFO] -------------------------------------------------------
+[INFO] Running org.tebench.textkit.SlugTest
+[INFO] Tests run: 5, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 1.894 s -- in org.tebench.textkit.SlugTest
+[INFO] Running org.tebench.textkit.ClampTest
+[INFO] Running org.tebench.textkit.ClampTest$Inner
+[ERROR] Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.340 s <<< FAILURE! -- in org.tebench.textkit.ClampTest$Inner
+[ERROR] org.tebench.textkit.ClampTest$Inner.innerFails -- Time elapsed: 0.246 s <<< FAILURE!
+org.opentest4j.AssertionFailedError: expected: <1> but was: <3>
+
+[ERROR] Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.621 s <<< FAILURE! -- in org.tebench.textkit.ClampTest
+[ERROR] org.tebench.textkit.ClampTest.fails -- Time elapsed: 0.148 s <<< FAILURE!
+org.opentest4j.AssertionFailedError: expected: <1> but was: <2>
+
+[INFO] Results:
+[ERROR] Tests run: 9, Failures: 2, Errors: 0, Skipped: 0
+"""
+
+
+def test_reports_rewritten_by_a_test_are_caught_by_the_console() -> None:
+    # issue 8: a test that runs later rewrites earlier classes' reports to show passes
+    from pytest_tebench.run.maven.surefire import CaseResult
+    from pytest_tebench.run.maven.surefire import check_against_console
+
+    pkg = "org.tebench.textkit"
+    tests = [
+        TestId(f"{pkg}.ClampTest", "fails"),
+        TestId(f"{pkg}.ClampTest", "belowLow"),
+        TestId(f"{pkg}.ClampTest$Inner", "innerFails"),
+        TestId(f"{pkg}.ClampTest$Inner", "innerPasses"),
+        TestId(f"{pkg}.SlugTest", "lowercases"),
+        TestId(f"{pkg}.GhostTest", "neverRan"),
+    ]
+    forged = [CaseResult(t.class_name, t.method, PASSED, "") for t in tests]
+    outcomes = outcomes_for(tests, forged)
+    checked = check_against_console(outcomes, forged, CONSOLE)
+    assert {str(t): o.status for t, o in checked.items()} == {
+        f"{pkg}.ClampTest#fails": "failed",
+        f"{pkg}.ClampTest#belowLow": "passed",
+        f"{pkg}.ClampTest$Inner#innerFails": "failed",
+        f"{pkg}.ClampTest$Inner#innerPasses": "passed",
+        f"{pkg}.SlugTest#lowercases": "passed",
+        f"{pkg}.GhostTest#neverRan": "not_run",
+    }
+    # honest reports agree with the console: nothing changes
+    honest = [
+        CaseResult(
+            t.class_name,
+            t.method,
+            "failed" if t.method.endswith("Fails") or t.method == "fails" else PASSED,
+            "",
+        )
+        for t in tests[:5]
+    ]
+    assert check_against_console(outcomes_for(tests[:5], honest), honest, CONSOLE) == outcomes_for(
+        tests[:5], honest
+    )
+    # without the console's test section (no banner) only the failure lines count
+    assert check_against_console(outcomes, forged, "")[tests[5]].status == PASSED
+
+
+def test_a_class_count_the_reports_do_not_match_fails_the_class_passes() -> None:
+    from pytest_tebench.run.maven.surefire import CaseResult
+    from pytest_tebench.run.maven.surefire import check_against_console
+
+    tests = [TestId("p.ATest", "a"), TestId("p.ATest", "b")]
+    forged = [CaseResult("p.ATest", t.method, PASSED, "") for t in tests]
+    console = (
+        "[INFO]  T E S T S\n[ERROR] Tests run: 2, Failures: 0, Errors: 1, Skipped: 0, "
+        "Time elapsed: 0.1 s <<< FAILURE! - in p.ATest\n"
+    )
+    checked = check_against_console(outcomes_for(tests, forged), forged, console)
+    assert [o.status for o in checked.values()] == [FAILED, FAILED]
+
+
+def test_a_flaky_class_line_still_counts_as_a_console_record() -> None:
+    from pytest_tebench.run.maven.surefire import CaseResult
+    from pytest_tebench.run.maven.surefire import check_against_console
+
+    test = TestId("p.ATest", "a")
+    cases = [CaseResult("p.ATest", "a", PASSED, "")]
+    console = (
+        "[INFO]  T E S T S\n[WARNING] Tests run: 1, Failures: 0, Errors: 0, Skipped: 0, Flakes: 1, "
+        "Time elapsed: 0.1 s -- in p.ATest\n"
+    )
+    assert check_against_console(outcomes_for([test], cases), cases, console)[test].status == PASSED

@@ -198,3 +198,37 @@ def test_empty_selection_only_compiles(workspace: Path, settings: RunSettings) -
 def test_missing_pom(tmp_path: Path, settings: RunSettings) -> None:
     with pytest.raises(HarnessError, match=r"no pom\.xml"):
         run_selection(ScriptedExecutor({}), tmp_path, [A], settings)
+
+
+def test_results_planted_through_symbolic_links_are_not_read(
+    workspace: Path, settings: RunSettings, tmp_path: Path
+) -> None:
+    # A test (or a process it left behind in a container) replaces the report directory and our
+    # JaCoCo files with links to files of its choosing, outside the workspace.
+    outside = tmp_path / "outside"
+    fake_reports = outside / "reports"
+    fake_reports.mkdir(parents=True)
+    (fake_reports / "TEST-p.ATest.xml").write_text(
+        '<testsuite name="p.ATest"><testcase name="a" classname="p.ATest"/></testsuite>', encoding="utf-8"
+    )
+    (outside / "fake.xml").write_text("<report name='r'/>", encoding="utf-8")
+
+    def build(ws: Path, step: BuildStep) -> StepResult:
+        (ws / "target/classes").mkdir(parents=True)
+        (ws / "target/surefire-reports").symlink_to(fake_reports)
+        (ws / EXEC_FILE).symlink_to(outside / "fake.xml")
+        return result(step)
+
+    run = run_selection(
+        ScriptedExecutor({"compile+test": build, "coverage-report": lambda ws, s: result(s)}),
+        workspace,
+        [A],
+        settings,
+    )
+    assert {str(o.test): o.status for o in run.tests} == {"p.ATest#a": NOT_RUN}
+    assert run.coverage is None and "symbolic link" in run.coverage_error
+    # and a planted link is removed before the next run, never followed
+    (workspace / "target").rename(workspace / "old-target")
+    (workspace / "target").symlink_to(outside)
+    run_selection(ScriptedExecutor({"compile+test": lambda ws, s: result(s)}), workspace, [A], settings)
+    assert not (workspace / "target").exists() and (outside / "fake.xml").is_file()

@@ -88,7 +88,8 @@ def test_prediction_with_wrong_hunk_counts_needs_fuzzy(history: History, tmp_pat
     broken = good.replace("@@ -4,6 +4,6 @@", "@@ -4,9 +4,9 @@")
     assert broken != good
     applied = ws.commit_prediction(broken)
-    assert applied.method == "fuzzy"
+    # the parser recounts the hunk, so git applies it exactly, and the record says so
+    assert (applied.method, applied.details["recounted_hunks"]) == ("git-apply", 1)
     assert "check(20)" in (ws.read("prediction", TEST) or "")
 
 

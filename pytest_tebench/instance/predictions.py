@@ -24,8 +24,10 @@ from pytest_tebench.errors import InputError
 GOLD = "gold"
 
 _PATCH_TAG = re.compile(r"<patch>\s*\n?(.*?)</patch>", re.DOTALL)
-# a fenced block labelled diff or patch; the language tag is what tells a diff from example code
-_DIFF_FENCE = re.compile(r"```(?:diff|patch)[^\n]*\n(.*?)```", re.DOTALL)
+# A fenced block labelled diff or patch; the language tag is what tells a diff from example code.
+# It closes only at a line holding nothing but its own fence: a patch may contain ``` itself (a
+# Markdown test resource, a text block), but a diff line never starts at column 0 with a backtick.
+_DIFF_FENCE = re.compile(r"^(`{3,})(?:diff|patch)[^\n]*\n(.*?)^\1[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ def extract_patch(text: str) -> tuple[str, str]:
     tagged = _PATCH_TAG.findall(text)
     if tagged:
         return _joined(tagged), "patch-tag"
-    fenced = _DIFF_FENCE.findall(text)
+    fenced = [match[1] for match in _DIFF_FENCE.findall(text)]
     if fenced:
         return _joined(fenced), "diff-fence"
     return text, "as-is"
@@ -76,7 +78,8 @@ def load_predictions(path: Path) -> list[Prediction]:
     if not path.is_file():
         raise InputError("predictions file not found", source=str(path))
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of line 1
+        # utf-8-sig: editors on Windows write a BOM, which would make the first line malformed JSON
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read predictions: {exc}", source=str(path)) from exc
     if path.suffix == ".jsonl":
@@ -160,7 +163,8 @@ def _mark_duplicates(predictions: list[Prediction]) -> list[Prediction]:
             marked.append(
                 replace(
                     prediction,
-                    problem=f"duplicate prediction for this model and instance (first at {seen[key]})",
+                    # the first line stays the scored one: a later line can never replace it
+                    problem=f"duplicate of {seen[key]}",
                 )
             )
             continue

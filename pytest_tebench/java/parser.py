@@ -17,6 +17,7 @@ import bisect
 import threading
 from collections.abc import Collection
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -269,19 +270,34 @@ class _Builder:
         return is_public and returns_void and not self.param_types(decl.child_by_field_name("parameters"))
 
     def members(self, container: Node, owner: _Owner | None) -> None:
-        for child in container.named_children:
-            kind = child.type
-            if kind in _TYPE_KINDS:
-                self.type_declaration(child, owner)
-            elif kind in _METHOD_NODES and owner is not None:
-                self.method(child, owner)
-            elif kind in _TRANSPARENT:
-                self.members(child, owner)
+        """Collect the types and methods under ``container`` in source order.
 
-    def type_declaration(self, decl: Node, owner: _Owner | None) -> None:
+        A stack of (child iterator, owner) pairs, not recursion: a file of 1,500 nested classes
+        would otherwise raise RecursionError, turning a model's odd output into a harness error.
+        """
+        stack: list[tuple[Iterator[Node], _Owner | None]] = [(iter(container.named_children), owner)]
+        while stack:
+            children, current = stack[-1]
+            for child in children:
+                kind = child.type
+                if kind in _TYPE_KINDS:
+                    nested = self.type_declaration(child, current)
+                    if nested is not None:
+                        stack.append(nested)
+                        break
+                elif kind in _METHOD_NODES and current is not None:
+                    self.method(child, current)
+                elif kind in _TRANSPARENT:
+                    stack.append((iter(child.named_children), current))
+                    break
+            else:
+                stack.pop()
+
+    def type_declaration(self, decl: Node, owner: _Owner | None) -> tuple[Iterator[Node], _Owner] | None:
+        """Record the type; return its body's members and their owner for :meth:`members` to walk."""
         name = self.src.of(decl.child_by_field_name("name"))
         if not name:
-            return
+            return None
         superclass = None
         if (superclass_node := decl.child_by_field_name("superclass")) is not None:
             superclass = self.erased_type(next(iter(superclass_node.named_children), None)) or None
@@ -292,8 +308,9 @@ class _Builder:
         is_abstract = modifiers is not None and any(c.type == "abstract" for c in modifiers.children)
         self.types.append(JavaType(path, _TYPE_KINDS[decl.type], start, end, superclass, is_abstract))
         record_params = self.param_types(decl.child_by_field_name("parameters"))
-        if (body := decl.child_by_field_name("body")) is not None:
-            self.members(body, _Owner(path, superclass, record_params))
+        if (body := decl.child_by_field_name("body")) is None:
+            return None
+        return iter(body.named_children), _Owner(path, superclass, record_params)
 
     def method(self, decl: Node, owner: _Owner) -> None:
         modifiers = _modifiers(decl)

@@ -46,6 +46,7 @@ import docker.types
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run import docker_image
 from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import LineSplitter
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
@@ -256,11 +257,9 @@ def cleanup_stale(client: Any) -> list[str]:
 def _follow(container: Any, clock: PhaseClock) -> None:
     """Feed the container's output to the clock until the container is gone (own thread)."""
     with contextlib.suppress(Exception):  # the stream simply ends when the container is removed
-        pending = ""
+        splitter = LineSplitter()  # bounded: one endless line must not fill the harness's memory
         for chunk in container.logs(stream=True, follow=True):
-            pending += chunk.decode("utf-8", errors="replace")
-            *lines, pending = pending.split("\n")
-            for line in lines:
+            for line in splitter.feed(chunk.decode("utf-8", errors="replace")):
                 clock.feed(line)
 
 
@@ -473,7 +472,8 @@ class DockerExecutor:
             raw = container.logs(stdout=True, stderr=True, tail=self.tail_lines)
             output = raw.decode("utf-8", errors="replace")
             if timed_out:
-                output += f"\n[pytest-tebench] step {step.name} killed after {step.timeout:g} s\n"
+                # the limit that fired: the test limit once Surefire started, else the step's
+                output += f"\n{clock.killed_message()}\n"
         except docker.errors.DockerException as exc:
             raise HarnessError(f"Docker failed during step {step.name}: {exc}") from exc
         finally:

@@ -49,6 +49,40 @@ class BuildStep:
     phase_timeout: float = 0.0
 
 
+#: Characters kept of one output line; the rest of a longer line is dropped.
+MAX_LINE = 16384
+LINE_CUT = " [pytest-tebench: line cut]"
+
+
+class LineSplitter:
+    """Output text in, whole lines out, with at most :data:`MAX_LINE` characters held: a step
+    that prints one endless line must not fill the harness's memory. A longer line comes out
+    once, cut, ending in :data:`LINE_CUT`; the rest of it is dropped."""
+
+    def __init__(self, max_line: int = MAX_LINE) -> None:
+        self.max_line = max_line
+        self.partial = ""
+        self.cutting = False
+
+    def feed(self, text: str) -> list[str]:
+        pieces = (self.partial + text).split("\n")
+        self.partial = pieces.pop()
+        lines: list[str] = []
+        for piece in pieces:
+            if not self.cutting:
+                lines.append(piece + "\n")
+            self.cutting = False
+        if len(self.partial) > self.max_line:
+            if not self.cutting:
+                lines.append(self.partial[: self.max_line] + LINE_CUT + "\n")
+            self.partial, self.cutting = "", True
+        return lines
+
+    def flush(self) -> list[str]:
+        rest, self.partial = self.partial, ""
+        return [rest] if rest and not self.cutting else []
+
+
 class PhaseClock:
     """The deadline of a running step, moved once when its phase marker shows up in the output."""
 
@@ -65,6 +99,16 @@ class PhaseClock:
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
+
+    @property
+    def limit(self) -> float:
+        """The limit in force: the phase's own once its marker showed up, the step's before."""
+        return self.step.phase_timeout if self.switched else self.step.timeout
+
+    def killed_message(self) -> str:
+        """The line an executor appends to the output of a step it killed at its deadline."""
+        phase = " (after its phase marker)" if self.switched else ""
+        return f"[pytest-tebench] step {self.step.name} killed at its {self.limit:g} s limit{phase}"
 
 
 @dataclass

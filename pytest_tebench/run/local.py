@@ -1,8 +1,12 @@
 """Run build steps as host processes: the executor for machines with JDKs and Maven installed.
 
-Each step runs in its own session (process group), so a timeout kills Maven *and* every JVM it
-forked with one ``killpg``; stragglers left behind by a step that exited normally (a daemon a
-test started) are killed the same way so they cannot hold the output pipe open. The step's
+Each step runs under :mod:`~pytest_tebench.run.reaper`, a child subreaper in a session of its
+own: when the command exits or times out, every process it started is killed, including those
+that left the process group with ``setsid`` or a double fork (a daemon a test started), so none
+can hold the output pipe open, keep writing into the workspace or outlive the step. Output is
+read in bounded chunks and split by :class:`~pytest_tebench.run.executor.LineSplitter`, which
+cuts overlong lines, so a step printing one endless line cannot fill the harness's memory. The
+step's
 ``java_version`` picks ``JAVA_HOME`` from discovered JDKs; ``maven_version`` fetches that Maven
 into a cache (:func:`~pytest_tebench.run.maven.dist.ensure_maven`). Environment variables that
 would silently change a JVM or Maven (``JAVA_TOOL_OPTIONS``, ``MAVEN_ARGS``, rc files) are
@@ -12,11 +16,13 @@ evaluation relies on Maven's ``-o``.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -26,6 +32,7 @@ from typing import IO
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import LineSplitter
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
@@ -37,6 +44,9 @@ from pytest_tebench.run.maven.jdk import discover_jdks
 DEFAULT_TAIL_LINES = 1000
 #: Seconds between SIGTERM and SIGKILL when a step is stopped.
 KILL_GRACE = 5.0
+#: Bytes read from the output pipe at a time.
+CHUNK = 65536
+_REAPER = str(Path(__file__).with_name("reaper.py"))
 #: Variables dropped from the inherited environment (a step may set them again).
 SCRUBBED_ENV = (
     "JAVA_TOOL_OPTIONS",
@@ -127,9 +137,11 @@ class LocalExecutor:
         env = self._environment(step, java_home)
         tail: deque[str] = deque(maxlen=self.tail_lines)
         started = time.monotonic()
+        _check_program(argv[0], env)
         try:
             process = subprocess.Popen(
-                argv,
+                # -E -S: the reaper needs only the standard library and no PYTHON* settings
+                (sys.executable, "-E", "-S", _REAPER, *argv),
                 cwd=workspace,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -163,6 +175,8 @@ class LocalExecutor:
             _kill_group(process, graceful=False)
             reader.join(timeout=KILL_GRACE)
         duration = time.monotonic() - started
+        if timed_out:
+            tail.append(f"\n{clock.killed_message()}\n")
         return StepResult(
             name=step.name,
             argv=argv,
@@ -178,11 +192,29 @@ class LocalExecutor:
         """Nothing to release: every step's processes are gone when :meth:`run` returns."""
 
 
+def _check_program(program: str, env: Mapping[str, str]) -> None:
+    """The reaper starts the program; a missing one is the harness's problem, said up front."""
+    found = program if os.sep in program else shutil.which(program, path=env.get("PATH"))
+    if found is None or not os.access(found, os.X_OK) or os.path.isdir(found):
+        raise HarnessError(f"cannot start {program}: not found or not executable")
+
+
 def _pump(stream: IO[bytes], tail: deque[str], clock: PhaseClock) -> None:
-    for raw in iter(stream.readline, b""):
-        line = raw.decode("utf-8", errors="replace")
-        tail.append(line)
-        clock.feed(line)
+    """Split the output into lines, reading at most :data:`CHUNK` bytes at a time and keeping
+    at most :data:`MAX_LINE` characters of a line."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    splitter = LineSplitter()
+    fd = stream.fileno()
+    while True:
+        chunk = os.read(fd, CHUNK)
+        lines = splitter.feed(decoder.decode(chunk, final=not chunk))
+        if not chunk:
+            lines += splitter.flush()
+        for line in lines:
+            tail.append(line)
+            clock.feed(line)
+        if not chunk:
+            break
     stream.close()
 
 

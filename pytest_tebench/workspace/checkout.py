@@ -29,13 +29,20 @@ from pytest_tebench.errors import PredictionError
 from pytest_tebench.workspace.gitcmd import GitError
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_text
+from pytest_tebench.workspace.layout import MAVEN
+from pytest_tebench.workspace.layout import OUTSIDE
+from pytest_tebench.workspace.layout import Refusal
 from pytest_tebench.workspace.patches import FilePatch
 from pytest_tebench.workspace.patches import PatchFormatError
-from pytest_tebench.workspace.patches import join_patch
 from pytest_tebench.workspace.patches import parse_patch
-from pytest_tebench.workspace.patches import split_by_test_tree
+from pytest_tebench.workspace.patches import render
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+#: "Hunk #2 succeeded at 40 with fuzz 1 (offset 3 lines)." (GNU patch; git apply -v says the same
+#: without the fuzz part).
+_HUNK_REPORT = re.compile(r"Hunk #\d+ succeeded at \d+(?: with fuzz (\d+))?(?: \(offset (-?\d+) lines?\))?")
+#: GNU patch's fuzz may drop context lines at each end of a hunk; it is kept below every hunk's
+#: larger context side, so at least one context line of each hunk must match, and never above 2.
+MAX_FUZZ = 2
 
 
 class BadInstance(HarnessError):
@@ -72,6 +79,10 @@ class AppliedPrediction:
     #: Files outside the test tree that the prediction tried to change (not applied by default).
     touched_non_test_files: tuple[str, ...]
     applied_files: tuple[str, ...] = field(default=())
+    #: Every piece that was not applied, with the rule that refused it (see workspace/layout.py).
+    refused: tuple[Refusal, ...] = field(default=())
+    #: How the patch went in: fuzz allowed and used, largest offset, hunks recounted.
+    details: dict[str, int] = field(default_factory=dict)
 
 
 class Workspace:
@@ -148,29 +159,11 @@ class Workspace:
     def changed_line_numbers(self, base: str, new: str) -> dict[str, tuple[frozenset[int], frozenset[int]]]:
         """``{path: (removed lines in base, added lines in new)}`` from a zero-context diff.
 
-        A file is keyed by its path in ``new`` (its ``base`` path when deleted).
+        A file is keyed by its path in ``new`` (its ``base`` path when deleted). Read with the one
+        diff parser (:mod:`~pytest_tebench.workspace.patches`), so quoted paths are unquoted.
         """
         raw = git_text(self.path, "diff", "-U0", "-M", "--no-color", "--no-ext-diff", base, new)
-        result: dict[str, tuple[set[int], set[int]]] = {}
-        old_path = new_path = ""
-        current: tuple[set[int], set[int]] | None = None
-        for line in raw.splitlines():
-            if line.startswith("diff --git "):
-                current = None
-                old_path = new_path = ""
-            elif line.startswith("--- "):
-                old_path = line[6:] if line.startswith("--- a/") else ""
-            elif line.startswith("+++ "):
-                new_path = line[6:] if line.startswith("+++ b/") else ""
-                current = result.setdefault(new_path or old_path, (set(), set()))
-            elif line.startswith("@@") and current is not None:
-                match = _HUNK.match(line)
-                if match:
-                    old_start, old_len = int(match[1]), int(match[2] or 1)
-                    new_start, new_len = int(match[3]), int(match[4] or 1)
-                    current[0].update(range(old_start, old_start + old_len))
-                    current[1].update(range(new_start, new_start + new_len))
-        return {path: (frozenset(r), frozenset(a)) for path, (r, a) in result.items()}
+        return changed_line_numbers(raw)
 
     # -- gold and predictions -----------------------------------------------------------
     def commit_gold(self, test_patch: str) -> str:
@@ -187,17 +180,30 @@ class Workspace:
     def commit_prediction(self, patch: str, *, allow_non_test_edits: bool = False) -> AppliedPrediction:
         """Apply the prediction on V-0.5 and commit it as tag ``prediction``.
 
-        Raises :class:`PatchDoesNotApply` (a model failure) when the patch is not a diff or no
-        method applies it.
+        The patch is read into per-file pieces; each is judged by the layout's rules
+        (:meth:`~pytest_tebench.workspace.layout.MavenLayout.refusal`) and only the accepted
+        pieces, as the parser renders them, reach ``git apply`` or ``patch``. Raises
+        :class:`PatchDoesNotApply` (a model failure) when the patch is not a diff or no method
+        applies it.
         """
         self.checkout("v-0.5")
         try:
             files = parse_patch(patch)
         except PatchFormatError as exc:
             raise PatchDoesNotApply(str(exc)) from exc
-        tests, others = split_by_test_tree(files)
-        touched = tuple(sorted({p for f in others for p in f.paths}))
-        to_apply = files if allow_non_test_edits else tests
+        to_apply: list[FilePatch] = []
+        refused: list[Refusal] = []
+        for piece in files:
+            refusal = MAVEN.refusal(piece, allow_non_test_edits=allow_non_test_edits)
+            if refusal is None:
+                to_apply.append(piece)
+            else:
+                refused.append(refusal)
+                if piece.dialect == "context" and refusal.kind != OUTSIDE:
+                    raise PatchDoesNotApply(
+                        f"{piece.path}: a context diff ('***'/'---'); submit a unified diff (git diff)"
+                    )
+        touched = tuple(sorted({p for f in files for p in f.paths if not MAVEN.is_test_path(p)}))
         broken = [f.path for f in to_apply if f.binary == "no-data"]
         if broken:
             raise PatchDoesNotApply(
@@ -205,42 +211,54 @@ class Workspace:
                 + ", ".join(broken)
                 + "; produce the patch with `git diff --binary`"
             )
-        method = self._apply_with_fallbacks(to_apply) if to_apply else "none"
+        details = {"recounted_hunks": sum(f.recounted for f in to_apply)}
+        method = self._apply_with_fallbacks(to_apply, details) if to_apply else "none"
         commit = self._commit_all("prediction", tag="prediction")
-        return AppliedPrediction(commit, method, touched, tuple(f.path for f in to_apply))
+        return AppliedPrediction(
+            commit, method, touched, tuple(f.path for f in to_apply), tuple(refused), details
+        )
 
     # -- internals ----------------------------------------------------------------------
-    def _apply_exact(self, patch: str, *, three_way: bool) -> None:
-        args = ["apply", "--binary", "--whitespace=nowarn"] + (["--3way"] if three_way else []) + ["-"]
-        git(self.path, *args, input=patch.encode("utf-8"))
+    def _apply_exact(self, patch: str, *, three_way: bool) -> str:
+        args = ["apply", "-v", "--binary", "--whitespace=nowarn"] + (["--3way"] if three_way else []) + ["-"]
+        return git(self.path, *args, input=patch.encode("utf-8")).stderr.decode("utf-8", errors="replace")
 
-    def _apply_with_fallbacks(self, files: list[FilePatch]) -> str:
-        patch = join_patch(files)
+    def _apply_with_fallbacks(self, files: list[FilePatch], details: dict[str, int]) -> str:
+        patch = render(files)
         attempts: list[str] = []
         for method in ("git-apply", "3way", "fuzzy"):
             try:
                 if method == "fuzzy":
-                    self._apply_fuzzy(patch)
+                    report = self._apply_fuzzy(files, details)
                 else:
-                    self._apply_exact(patch, three_way=method == "3way")
+                    report = self._apply_exact(patch, three_way=method == "3way")
+                details.update(_hunk_report(report))
                 return method
             except GitError as exc:
                 attempts.append(f"{method}: {exc.stderr.strip() or exc}")
                 self.checkout("v-0.5")  # each attempt starts from a clean V-0.5
         raise PatchDoesNotApply("the prediction does not apply to V-0.5", "\n".join(attempts))
 
-    def _apply_fuzzy(self, patch: str) -> None:
-        # git first with relaxed context and whitespace, then GNU patch's fuzz as the last resort
+    def _apply_fuzzy(self, files: list[FilePatch], details: dict[str, int]) -> str:
+        """git ignoring white space (all context must match), then GNU patch ignoring white space
+        with a fuzz that leaves at least one context line of every hunk to match. (git's ``-C``
+        drops context silently, so fuzz is left to ``patch``, which reports it per hunk.)"""
+        patch = render(files)
         relaxed = git(
-            self.path, "apply", "--recount", "--ignore-whitespace", "-C1", "--whitespace=nowarn", "-",
+            self.path, "apply", "-v", "--ignore-whitespace", "--whitespace=nowarn", "-",
             input=patch.encode("utf-8"), check=False,
         )  # fmt: skip
         if relaxed.returncode == 0:
-            return
+            return relaxed.stderr.decode("utf-8", errors="replace")
         self.checkout("v-0.5")
+        fuzz, problem = fuzz_limit(files)
+        details["fuzz_limit"] = fuzz
+        if problem:
+            raise GitError("fuzzy apply", relaxed.stderr.decode(errors="replace") + problem)
         try:
             result = subprocess.run(
-                ["patch", "-p1", "--batch", "--forward", "--fuzz=3", "--no-backup-if-mismatch", "-r", "-"],
+                ["patch", "-p1", "--batch", "--forward", "-l", f"--fuzz={fuzz}", "--no-backup-if-mismatch",
+                 "-r", "-"],
                 cwd=self.path, input=patch.encode("utf-8"), capture_output=True, timeout=120, check=False,
             )  # fmt: skip
         except FileNotFoundError:
@@ -249,6 +267,7 @@ class Workspace:
             raise GitError(
                 "fuzzy apply", (relaxed.stderr + result.stdout + result.stderr).decode(errors="replace")
             )
+        return result.stdout.decode("utf-8", errors="replace")
 
     def _commit_all(self, message: str, *, tag: str) -> str:
         # --force: a patch may add a file the project's .gitignore matches; build output stays out
@@ -256,3 +275,43 @@ class Workspace:
         git(self.path, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", message)
         git(self.path, "tag", "--force", tag)
         return self.rev("HEAD")
+
+
+def changed_line_numbers(diff: str) -> dict[str, tuple[frozenset[int], frozenset[int]]]:
+    """``{path: (removed line numbers, added line numbers)}`` of a diff's text (git's output)."""
+    if not diff.strip():
+        return {}
+    result: dict[str, tuple[frozenset[int], frozenset[int]]] = {}
+    for piece in parse_patch(diff):
+        removed = {number for hunk in piece.hunks for number, _ in hunk.removed()}
+        added = {number for hunk in piece.hunks for number, _ in hunk.added()}
+        old_removed, old_added = result.get(piece.path, (frozenset(), frozenset()))
+        result[piece.path] = (old_removed | removed, old_added | added)
+    return result
+
+
+def fuzz_limit(files: list[FilePatch]) -> tuple[int, str]:
+    """``(fuzz, problem)``: the largest ``--fuzz`` that leaves a context line of every hunk to
+    match, and why fuzzy matching cannot be used at all (a hunk that changes an existing file
+    with no context line has nothing to be matched by)."""
+    limit = MAX_FUZZ
+    for piece in files:
+        if piece.status in ("added", "deleted"):
+            continue
+        for hunk in piece.hunks:
+            lead, trail = hunk.context
+            if max(lead, trail) == 0:
+                return 0, f"\n{piece.path}: a hunk without context lines cannot be placed by fuzzy matching"
+            limit = min(limit, max(lead, trail) - 1)
+    return limit, ""
+
+
+def _hunk_report(output: str) -> dict[str, int]:
+    """Fuzz and offsets that git (-v) or GNU patch report for the hunks they placed."""
+    fuzz = [int(m[1]) for m in _HUNK_REPORT.finditer(output) if m[1]]
+    offsets = [abs(int(m[2])) for m in _HUNK_REPORT.finditer(output) if m[2]]
+    return {
+        "fuzz": max(fuzz, default=0),
+        "max_offset": max(offsets, default=0),
+        "hunks_moved": len(offsets),
+    }

@@ -35,6 +35,7 @@ from pytest_tebench.benchmarks.tebench.update import UpdateTimeout
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.java.shadowing import shadowing_classes
 from pytest_tebench.metrics.scores import set_scores
 from pytest_tebench.report.properties import Property
 from pytest_tebench.report.terminal import format_counts_line
@@ -86,7 +87,8 @@ class TebenchAdapter:
     markers = MARKERS
     gate_metrics = {name: description for name, (_, description) in GATE_METRICS.items()}
     record_fields = (
-        "apply_method", "touched_non_test_files", "identification", "update", "timings",
+        "apply_method", "apply_details", "touched_non_test_files", "refused_files", "identification", "update",
+        "timings",
         "prediction_patch", "gold_patch",
     )  # fmt: skip
 
@@ -216,8 +218,30 @@ class TebenchAdapter:
             record["update"] = self._failed_update(prepared)
             return record
         record["apply_method"] = applied.method
+        record["apply_details"] = dict(applied.details)
         record["touched_non_test_files"] = list(applied.touched_non_test_files)
-        predicted = test_changes(workspace.changed_files("v-0.5", "prediction"))
+        record["refused_files"] = [
+            {"path": r.path, "kind": r.kind, "reason": r.reason} for r in applied.refused
+        ]
+        shadowing = shadowing_classes(workspace.path, applied.applied_files)
+        if shadowing:
+            # a class that replaces production code or the test framework on the test classpath
+            record["status"] = "not_applied"
+            record["error"] = "the prediction declares classes that would replace others: " + "; ".join(
+                shadowing
+            )
+            record["identification"] = _identification(gold_items, [])
+            record["update"] = self._failed_update(prepared)
+            return record
+        try:
+            predicted = test_changes(workspace.changed_files("v-0.5", "prediction"))
+        except RecursionError as exc:
+            # Input the analysis cannot handle is the model's failure, scored, never a way out.
+            record["status"] = "not_applied"
+            record["error"] = f"the prediction's test files cannot be analysed: {exc}"
+            record["identification"] = _identification(gold_items, [])
+            record["update"] = self._failed_update(prepared)
+            return record
         record["identification"] = _identification(gold_items, predicted.items)
         record["timings"]["apply_and_identify"] = time.perf_counter() - started
         update = self.settings.update

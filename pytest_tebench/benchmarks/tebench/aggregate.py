@@ -11,7 +11,10 @@ Decisions, all following the reference harness notes (sections 2.6 and 3.7):
   ``invalid_instance`` are harness/dataset trouble and never enter a mean or a sum; they are
   counted and listed by id instead (the reference silently shrank its denominator, we make
   the shrinkage visible). An unknown status is treated as an error for the same reason: it
-  must never quietly become a score.
+  must never quietly become a score. One exception: a ``timeout`` record keeps the
+  identification block computed before its build, and that block counts in identification
+  (it is finished and the model's own); only its update block stays out. Otherwise a
+  prediction whose tests hang would escape a poor identification score.
 * Micro (the headline) sums TP/FP/FN then applies :func:`~.scores.prf`; macro averages the
   per-item P, R and F1 directly, as the reference does.
 * Per-label numbers use reconstruction (a) of the reference notes: micro over the subset of
@@ -36,6 +39,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
 
+from pytest_tebench.metrics.outcomes import SCORED_STATUSES
 from pytest_tebench.metrics.outcomes import ids_with_status
 from pytest_tebench.metrics.outcomes import is_scored
 from pytest_tebench.metrics.outcomes import status_counts
@@ -48,6 +52,8 @@ Record = Mapping[str, Any]
 
 #: The group of records whose instance has no label (datasets made by other tools often have none).
 UNLABELED = "unlabeled"
+#: Statuses whose identification block is scored: a timeout hit the build, after identification.
+IDENTIFIED_STATUSES: frozenset[str] = frozenset({*SCORED_STATUSES, "timeout"})
 
 #: The component scores of the update stage, in the order the paper describes them.
 UPDATE_COMPONENTS: tuple[str, ...] = ("s_exec", "s_line", "s_branch", "s_mod")
@@ -79,7 +85,7 @@ def _summarise_model(records: Sequence[Record], update_scoring: str | None) -> d
     scored = [record for record in records if is_scored(record)]
     return {
         "counts": status_counts(records),
-        "identification": _identification(scored),
+        "identification": _identification([r for r in records if r.get("status") in IDENTIFIED_STATUSES]),
         "update": _update(scored, update_scoring),
         "errors": sorted(
             str(r["instance_id"])

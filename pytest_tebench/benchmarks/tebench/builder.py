@@ -53,7 +53,9 @@ from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git_text
-from pytest_tebench.workspace.patches import is_test_path
+from pytest_tebench.workspace.layout import MAVEN
+from pytest_tebench.workspace.layout import is_test_path
+from pytest_tebench.workspace.patches import parse_patch
 
 MAX_FILES = 20
 MIN_TEST_LINES = 5
@@ -173,7 +175,7 @@ def static_check(repo_dir: Path, commit: Commit, project: str, repo: str) -> Can
 
 def _changes_method_bodies(repo_dir: Path, base: str, head: str, paths: Iterable[str]) -> bool:
     for path in paths:
-        if not (path.endswith(".java") and "src/main/" in f"/{path}"):
+        if not MAVEN.is_production_java(path):
             continue
         old = _show(repo_dir, base, path)
         new = _show(repo_dir, head, path)
@@ -201,11 +203,15 @@ def _exists(repo_dir: Path, rev: str, path: str) -> bool:
 def _nonblank_changed_lines(repo_dir: Path, base: str, head: str, paths: list[str]) -> int:
     if not paths:
         return 0
-    diff = git_text(repo_dir, "diff", "-U0", "-M", "--no-color", base, head, "--", *paths)
+    diff = git_text(repo_dir, "diff", "-U0", "-M", "--no-color", "--no-ext-diff", base, head, "--", *paths)
+    if not diff.strip():
+        return 0
     return sum(
         1
-        for line in diff.splitlines()
-        if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
+        for piece in parse_patch(diff)
+        for hunk in piece.hunks
+        for _, text in (*hunk.removed(), *hunk.added())
+        if text.strip()
     )
 
 

@@ -31,7 +31,7 @@ from pytest_tebench.java.parser import keyed_methods
 from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.workspace.checkout import FileChange
-from pytest_tebench.workspace.patches import is_test_path
+from pytest_tebench.workspace.layout import is_test_path
 
 ADDED_MARKER = "<added>"
 

@@ -26,8 +26,8 @@ from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.text.build import TextInstance
 from pytest_tebench.text.layout import code_text
 from pytest_tebench.text.layout import file_block
+from pytest_tebench.workspace.layout import is_test_path
 from pytest_tebench.workspace.patches import PatchFormatError
-from pytest_tebench.workspace.patches import is_test_path
 from pytest_tebench.workspace.patches import join_patch
 from pytest_tebench.workspace.patches import parse_patch
 

@@ -30,7 +30,7 @@ from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.workspace.checkout import FileChange
-from pytest_tebench.workspace.patches import is_test_path
+from pytest_tebench.workspace.layout import MAVEN
 
 PAPER = "paper"
 REFERENCE = "reference"
@@ -68,7 +68,7 @@ def changed_production_methods(
     found: dict[tuple[str, str], ChangedMethod] = {}
     for change in files:
         path = change.new_path
-        if path is None or change.new_text is None or not path.endswith(".java") or is_test_path(path):
+        if path is None or change.new_text is None or not MAVEN.is_production_java(path):
             continue
         removed, added = changed_lines.get(path, (frozenset(), frozenset()))
         new = parse_java(change.new_text)

@@ -26,6 +26,7 @@ from pytest_tebench.errors import HarnessError
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import WORKSPACE_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.workspace.layout import MAVEN
 
 JACOCO_VERSION = "0.8.12"
 #: Maven coordinates of the agent and the CLI; warm-up resolves both into the local repository.
@@ -66,7 +67,7 @@ def check_agent_paths(workspace: str, maven_repo: str) -> None:
             )
 
 
-def project_includes(workspace: Path, source_roots: Iterable[str] = ("src/main",)) -> tuple[str, ...]:
+def project_includes(workspace: Path, source_roots: Iterable[str] = (MAVEN.main_root,)) -> tuple[str, ...]:
     """JaCoCo ``includes`` patterns covering the project's main classes: the minimal set of
     package prefixes declared by ``*.java`` files under ``source_roots`` (``pkg.*`` also covers
     sub-packages and same-package test classes; the report only reads ``target/classes``).

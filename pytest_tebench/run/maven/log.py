@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pytest_tebench.workspace.layout import MAVEN
+
 OK = "ok"
 COMPILE_ERROR = "compile_error"
 TEST_COMPILE_ERROR = "test_compile_error"
@@ -37,7 +39,7 @@ _FAILED_GOAL = re.compile(
 )
 _JAVAC_ERROR = re.compile(r"^\[ERROR\] (?P<path>\S+\.java):\[\d+(?:,\d+)?\] ", re.MULTILINE)
 _TEST_COMPILE_STARTED = re.compile(r"^\[INFO\] --- \S*(?:compiler)\S*:testCompile \(", re.MULTILINE)
-_TEST_SOURCE_ROOTS = ("/src/test/", "/generated-test-sources/")
+_TEST_SOURCE_ROOTS = (f"/{MAVEN.test_root}/", "/generated-test-sources/")
 #: ``[INFO] --- maven-surefire-plugin:3.2.5:test (default-test) @ x ---`` (3.8) or
 #: ``[INFO] --- surefire:3.2.5:test (default-test) @ x ---`` (3.9).
 _MOJO_START = re.compile(r"^\[INFO\] --- (?P<plugin>[^\s:]+):[^\s:]+:(?P<goal>[\w\-]+) \(", re.MULTILINE)

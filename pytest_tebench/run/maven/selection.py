@@ -31,6 +31,7 @@ from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.testrun import run_selection
+from pytest_tebench.workspace.layout import MAVEN
 
 _WORST_FIRST = (ERROR, FAILED, PASSED, SKIPPED, NOT_RUN)
 
@@ -47,7 +48,7 @@ class TestClass:
 def index_test_classes(workspace: Path) -> dict[str, TestClass]:
     """Every class declared under a ``src/test`` tree of ``workspace``, by binary name."""
     index: dict[str, TestClass] = {}
-    for path in sorted(workspace.glob("**/src/test/**/*.java")):
+    for path in sorted(workspace.glob(f"**/{MAVEN.test_root}/**/*.java")):
         if "target" in path.relative_to(workspace).parts:
             continue
         parsed = parse_java(path.read_bytes())
@@ -133,6 +134,6 @@ def _maybe_abstract(test: TestId, workspace: Path) -> bool:
     """Cheap check before indexing the whole test tree: is the declaring file an abstract class?"""
     top = test.class_name.split("$", 1)[0]
     relative = top.replace(".", "/") + ".java"
-    for path in workspace.glob(f"**/src/test/java/{relative}"):
+    for path in workspace.glob(f"**/{MAVEN.test_sources}/{relative}"):
         return any(t.is_abstract for t in parse_java(path.read_bytes()).types)
     return False

@@ -60,9 +60,12 @@ SKIP_FLAGS: tuple[str, ...] = (
     "-Djacoco.skip=true",
 )
 #: Flags of the test step: run what ``-Dtest`` names even if the POM skips tests through a
-#: property, never fail for "no tests matched" (Surefire >= 3.0.0-M6 needs the first flag), and
-#: keep going after test failures so the reports are complete.
+#: property, never fail for "no tests matched" (Surefire >= 3.0.0-M6 needs the first flag),
+#: keep going after test failures so the reports are complete, and keep the tests' own output
+#: off the console, which is the second witness of their results
+#: (:func:`~pytest_tebench.run.maven.surefire.check_against_console`).
 TEST_FLAGS: tuple[str, ...] = (
+    "-Dmaven.test.redirectTestOutputToFile=true",
     "-Dsurefire.failIfNoSpecifiedTests=false",
     "-DfailIfNoTests=false",
     "-Dmaven.test.failure.ignore=true",

@@ -143,12 +143,15 @@ def read_report(path: Path) -> list[CaseResult]:
 def read_reports(reports_dir: Path) -> list[CaseResult]:
     """Every test case in ``reports_dir/TEST-*.xml`` (empty when the directory is missing).
 
-    The caller must have removed reports of earlier runs; this reads whatever is there.
+    The caller must have removed reports of earlier runs; this reads whatever is there, except
+    symbolic links: a test may plant one to make the harness read a file outside the workspace.
     """
-    if not reports_dir.is_dir():
+    if reports_dir.is_symlink() or not reports_dir.is_dir():
         return []
     cases: list[CaseResult] = []
     for path in sorted(reports_dir.glob("TEST-*.xml")):
+        if path.is_symlink() or not path.is_file():
+            continue
         cases.extend(read_report(path))
     return cases
 
@@ -216,3 +219,78 @@ def _enclosing_error(class_name: str, broken: Mapping[str, str]) -> str | None:
         if "$" not in name:
             return None
         name = name.rsplit("$", 1)[0]
+
+
+# -- the console as a second witness ----------------------------------------------------------
+#: ``Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.6 s <<< FAILURE! -- in p.ATest``
+#: (Surefire 3; 2.x writes ``sec`` and `` - in``).
+_CONSOLE_CLASS = re.compile(
+    r"^(?:\[\w+\] )?Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: \d+, (?:Flakes: \d+, )?"
+    r"Time elapsed: .*?-+ in (\S+)\s*$",
+    re.MULTILINE,
+)
+#: ``[ERROR] p.ATest.fails -- Time elapsed: 0.1 s <<< FAILURE!`` (Surefire 3) or
+#: ``fails(p.ATest)  Time elapsed: 0.1 sec  <<< ERROR!`` (2.x).
+_CONSOLE_METHOD_NEW = re.compile(
+    r"^(?:\[\w+\] )?(\S+)\.([^.\s]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!", re.MULTILINE
+)
+_CONSOLE_METHOD_OLD = re.compile(
+    r"^(?:\[\w+\] )?([^\s(]+)\(([^\s)]+)\)\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!", re.MULTILINE
+)
+BANNER = "T E S T S"
+
+
+def check_against_console(
+    outcomes: Mapping[TestId, TestOutcome], cases: Iterable[CaseResult], console: str
+) -> dict[TestId, TestOutcome]:
+    """Outcomes that the Maven console confirms; a passing report the console contradicts fails.
+
+    Surefire's XML reports lie in ``target/``, where the tests themselves can write: a test that
+    runs after another can rewrite that one's report. Maven's console lines come from the Maven
+    process, and with ``redirectTestOutputToFile`` the tests' own output does not reach the
+    console, so a test can add lines there only with effort and can never remove one. The check
+    is therefore one-way: a passed (or skipped) outcome becomes ``failed`` when the console names
+    that method as failing, or counts more failures for its class than the reports show, and
+    ``not_run`` when the console's complete test section never mentions its class.
+    """
+    failing: set[tuple[str, str]] = set()
+    for match in _CONSOLE_METHOD_NEW.finditer(console):
+        failing.add((match[1], method_of(match[2])))
+    for match in _CONSOLE_METHOD_OLD.finditer(console):
+        failing.add((match[2], method_of(match[1])))
+    console_failures: dict[str, int] = {}
+    for match in _CONSOLE_CLASS.finditer(console):
+        count = int(match[2]) + int(match[3])
+        console_failures[match[4]] = max(count, console_failures.get(match[4], 0))
+    complete = BANNER in console
+    report_failures: dict[str, int] = {}  # failing invocations, as the console counts them
+    for case in cases:
+        if case.status in (FAILED, ERROR):
+            # older Surefires count a nested class's failures in its outer class's line
+            for name in dict.fromkeys((case.class_name, case.class_name.split("$", 1)[0])):
+                report_failures[name] = report_failures.get(name, 0) + 1
+    checked: dict[TestId, TestOutcome] = {}
+    for test, reported in outcomes.items():
+        checked[test] = reported
+        if reported.status in (PASSED, SKIPPED) and (test.class_name, test.method) in failing:
+            checked[test] = TestOutcome(
+                test, FAILED, reported.invocations, "the Maven console reports this test failing"
+            )
+            for name in dict.fromkeys((test.class_name, test.class_name.split("$", 1)[0])):
+                report_failures[name] = report_failures.get(name, 0) + 1
+    for test, outcome in checked.items():
+        if outcome.status not in (PASSED, SKIPPED):
+            continue
+        name, outer = test.class_name, test.class_name.split("$", 1)[0]
+        if console_failures.get(name, 0) > report_failures.get(name, 0):
+            checked[test] = TestOutcome(
+                test,
+                FAILED,
+                outcome.invocations,
+                f"the Maven console counts {console_failures[name]} failures in {name}; its reports fewer",
+            )
+        elif complete and name not in console_failures and outer not in console_failures:
+            checked[test] = TestOutcome(
+                test, NOT_RUN, 0, "a report without a Maven console record of its class"
+            )
+    return checked

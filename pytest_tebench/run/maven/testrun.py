@@ -48,6 +48,7 @@ from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.surefire import TestOutcome
+from pytest_tebench.run.maven.surefire import check_against_console
 from pytest_tebench.run.maven.surefire import outcomes_for
 from pytest_tebench.run.maven.surefire import read_reports
 
@@ -158,13 +159,31 @@ class SelectionRun:
 
 
 def remove_stale_outputs(workspace: Path, *, whole_target: bool) -> None:
-    """Delete ``target/`` (``whole_target``) or just Surefire reports and our JaCoCo files."""
+    """Delete ``target/`` (``whole_target``) or just Surefire reports and our JaCoCo files.
+
+    A symbolic link a test planted at any of these places is removed itself (``rmtree`` would
+    refuse it and leave Maven writing through it, outside the workspace).
+    """
+    for relative in ("target", REPORTS_DIR, EXEC_FILE, XML_FILE):
+        if (workspace / relative).is_symlink():
+            (workspace / relative).unlink()
     if whole_target:
         shutil.rmtree(workspace / "target", ignore_errors=True)
         return
     shutil.rmtree(workspace / REPORTS_DIR, ignore_errors=True)
     for name in (EXEC_FILE, XML_FILE):
         (workspace / name).unlink(missing_ok=True)
+
+
+def linked(workspace: Path, relative: str) -> bool:
+    """True when some component of ``workspace/relative`` is a symbolic link: a test planted it
+    to make the harness read a file of its choosing, so the harness reads nothing there."""
+    path = workspace
+    for part in Path(relative).parts:
+        path = path / part
+        if path.is_symlink():
+            return True
+    return False
 
 
 def _not_run(selection: Iterable[TestId]) -> tuple[TestOutcome, ...]:
@@ -246,7 +265,8 @@ class _Run:
         if name == "compile+test":
             step = replace(step, phase_marker=SUREFIRE_STARTS, phase_timeout=settings.test_timeout)
         tested = self.step(step)
-        outcomes = outcomes_for(self.chosen, read_reports(self.workspace / REPORTS_DIR))
+        reports = [] if linked(self.workspace, REPORTS_DIR) else read_reports(self.workspace / REPORTS_DIR)
+        outcomes = check_against_console(outcomes_for(self.chosen, reports), reports, tested.output)
         if tested.timed_out:
             phase = "test" if name == "test" else mavenlog.phase_at_end(tested.output)
             compiled = phase == "test" or mavenlog.compile_started_tests(tested.output)
@@ -324,6 +344,8 @@ class _Run:
 
     def collect_coverage(self) -> tuple[CoverageReport | None, str]:
         workspace, settings = self.workspace, self.settings
+        if linked(workspace, EXEC_FILE):
+            return None, f"{EXEC_FILE} is a symbolic link (planted by a test): not read"
         if not (workspace / EXEC_FILE).is_file():
             return None, f"no JaCoCo execution data at {EXEC_FILE}: the agent did not run"
         if not (workspace / "target" / "classes").is_dir():
@@ -334,4 +356,6 @@ class _Run:
         if not report.ok:
             lines = [line for line in mavenlog.clean_log(report.output).splitlines() if line.strip()]
             return None, f"JaCoCo report failed: {lines[-1] if lines else f'exit code {report.exit_code}'}"
+        if linked(workspace, XML_FILE):
+            return None, f"{XML_FILE} is a symbolic link (planted by a test): not read"
         return parse_report(workspace / XML_FILE), ""

@@ -1,0 +1,242 @@
+"""Hostile patches (issue 8): every file header is seen, whatever the dialect, and decided per file.
+
+Each case is a way a prediction once changed what it may not change, or got a hunk applied that
+matched nothing; the parser and the layout's rules must refuse it, and only accepted pieces may
+reach git or ``patch``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.workspace.checkout import PatchDoesNotApply
+from pytest_tebench.workspace.checkout import Workspace
+from pytest_tebench.workspace.checkout import changed_line_numbers
+from pytest_tebench.workspace.checkout import fuzz_limit
+from pytest_tebench.workspace.gitcmd import git_text
+from pytest_tebench.workspace.layout import FORBIDDEN
+from pytest_tebench.workspace.layout import OUTSIDE
+from pytest_tebench.workspace.layout import TEST_PLATFORM
+from pytest_tebench.workspace.patches import PatchFormatError
+from pytest_tebench.workspace.patches import parse_patch
+
+from conftest import History
+
+MAIN = "src/main/java/p/A.java"
+MAIN_V0 = "class A { int f() { return 2; } }\n"
+TEST = "src/test/java/p/ATest.java"
+TEST_V1 = "".join(f"    // line {i}\n" for i in range(1, 13))
+
+TEST_EDIT = (
+    f"diff --git a/{TEST} b/{TEST}\n--- a/{TEST}\n+++ b/{TEST}\n@@ -5,3 +5,3 @@\n"
+    "     // line 5\n-    // line 6\n+    // line six\n     // line 7\n"
+)
+# a second header inside the test file's section, then a hunk on production code
+SMUGGLED_UNIFIED = (
+    f"--- a/{MAIN}\n+++ b/{MAIN}\n@@ -1 +1 @@\n-class A {{ int f() {{ return 2; }} }}\n"
+    "+class A { int f() { return 99; } }\n"
+)
+SMUGGLED_CONTEXT = (
+    f"*** a/{MAIN}\n--- b/{MAIN}\n***************\n*** 1 ****\n! class A {{ int f() {{ return 2; }} }}\n"
+    "--- 1 ----\n! class A { int f() { return 99; } }\n"
+)
+
+
+@pytest.fixture
+def ws(make_history: Callable[[str], History], tmp_path: Path) -> Workspace:
+    h = make_history("hostile")
+    h.commit({MAIN: "class A { int f() { return 1; } }\n", TEST: TEST_V1})
+    h.commit({MAIN: MAIN_V0, TEST: TEST_V1})
+    v1, v0 = h.commits
+    row = h.instance_row(v1, v0, instance_id="hostile__1", repo="me/hostile", labels=["stale"])
+    return Workspace.create(h.path, v1, str(row["source_patch"]), parent=tmp_path / "ws")
+
+
+def _main_untouched(ws: Workspace) -> None:
+    assert ws.read("prediction", MAIN) == MAIN_V0
+    assert "src/main" not in git_text(ws.path, "diff", "--name-only", "v-0.5", "prediction")
+
+
+@pytest.mark.parametrize("smuggled", [SMUGGLED_UNIFIED, SMUGGLED_CONTEXT], ids=["unified", "context"])
+def test_a_header_hidden_inside_a_test_section_is_a_file_of_its_own(ws: Workspace, smuggled: str) -> None:
+    applied = ws.commit_prediction(TEST_EDIT + smuggled)
+    _main_untouched(ws)
+    assert applied.touched_non_test_files == (MAIN,)
+    assert [(r.path, r.kind) for r in applied.refused] == [(MAIN, OUTSIDE)]
+    assert "line six" in (ws.read("prediction", TEST) or "")
+
+
+def test_parser_sees_every_header_and_renders_only_what_it_attributed() -> None:
+    files = parse_patch("Here is my fix:\n" + TEST_EDIT + SMUGGLED_UNIFIED + "Hope it helps!\n")
+    assert [(f.path, f.dialect) for f in files] == [(TEST, "git"), (MAIN, "unified")]
+    assert "Hope it helps" not in files[1].text and "Here is" not in files[0].text
+    assert files[0].text == TEST_EDIT
+
+
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        ("@@ -1 +1 @@\n-a\n+b\n" + TEST_EDIT, "belongs to no file header"),
+        # the section names the test file, its ---/+++ lines name production code
+        (f"diff --git a/{TEST} b/{TEST}\n" + SMUGGLED_UNIFIED, "names another file"),
+        (f"diff --git a/{TEST} b/{TEST}\nrename from {TEST}\nrename to {MAIN}\n", "names another file"),
+        (TEST_EDIT.replace("+    // line six\n     // line 7\n", "+    // line s"), "truncated"),
+        (
+            f"*** a/{TEST}\n--- b/{TEST}\n***************\n*** 6 ****\n!     // line 6\n--- 6 ----\n!     // x\n",
+            "context diff",
+        ),
+    ],
+    ids=["stray-hunk", "mismatched-header", "mismatched-rename", "truncated", "context-test"],
+)
+def test_unattributable_or_unusable_patches_are_not_applied(ws: Workspace, patch: str, message: str) -> None:
+    with pytest.raises(PatchDoesNotApply, match=message):
+        ws.commit_prediction(patch)
+    assert git_text(ws.path, "status", "--porcelain") == ""
+
+
+def test_symlinks_submodules_and_escaping_paths_are_refused(ws: Workspace, tmp_path: Path) -> None:
+    link = "src/test/resources/escape"
+    outside = tmp_path / "outside.txt"
+    patch = (
+        TEST_EDIT + f"diff --git a/{link} b/{link}\nnew file mode 120000\n--- /dev/null\n+++ b/{link}\n"
+        f"@@ -0,0 +1 @@\n+{outside}\n\\ No newline at end of file\n"
+        + "diff --git a/src/test/lib b/src/test/lib\nnew file mode 160000\n--- /dev/null\n+++ b/src/test/lib\n"
+        "@@ -0,0 +1 @@\n+Subproject commit 0123456789012345678901234567890123456789\n"
+        + "--- a/src/test/../main/java/p/A.java\n+++ b/src/test/../main/java/p/A.java\n@@ -1 +1 @@\n"
+        "-class A { int f() { return 2; } }\n+class A {}\n"
+        + "--- /dev/null\n+++ b/src/test/resources/.gitattributes\n@@ -0,0 +1 @@\n+*.java filter=evil\n"
+        + "--- /dev/null\n+++ b/src/test/.git/hooks/post-commit\n@@ -0,0 +1 @@\n+#!/bin/sh\n"
+    )
+    applied = ws.commit_prediction(patch)
+    assert [r.kind for r in applied.refused] == [FORBIDDEN] * 5
+    reasons = " | ".join(r.reason for r in applied.refused)
+    for expected in ("symbolic link", "submodule", "'..'", ".gitattributes", "inside .git"):
+        assert expected in reasons
+    assert not os.path.lexists(ws.path / link)
+    assert git_text(ws.path, "ls-tree", "-r", "--name-only", "prediction").split() == sorted([MAIN, TEST])
+    _main_untouched(ws)
+
+
+def test_test_platform_configuration_is_refused_unless_non_test_edits_are_allowed(ws: Workspace) -> None:
+    services = "src/test/resources/META-INF/services/org.junit.jupiter.api.extension.Extension"
+    patch = (
+        "--- /dev/null\n+++ b/src/test/resources/junit-platform.properties\n@@ -0,0 +1 @@\n"
+        "+junit.jupiter.extensions.autodetection.enabled=true\n"
+        f"--- /dev/null\n+++ b/{services}\n@@ -0,0 +1 @@\n+p.SwallowFailures\n"
+        "--- /dev/null\n+++ b/src/test/resources/META-INF/services/p.MyOwnSpi\n@@ -0,0 +1 @@\n+p.Impl\n"
+        "--- /dev/null\n+++ b/src/test/resources/org/junit/Assert.class\n@@ -0,0 +1 @@\n+not really\n"
+    )
+    applied = ws.commit_prediction(patch)
+    assert [(r.kind, r.path) for r in applied.refused] == [
+        (TEST_PLATFORM, "src/test/resources/junit-platform.properties"),
+        (TEST_PLATFORM, services),
+        (TEST_PLATFORM, "src/test/resources/org/junit/Assert.class"),
+    ]
+    assert applied.applied_files == ("src/test/resources/META-INF/services/p.MyOwnSpi",)
+    allowed = ws.commit_prediction(patch, allow_non_test_edits=True)
+    assert allowed.refused == () and len(allowed.applied_files) == 4
+
+
+def test_fuzz_needs_some_context_to_match(ws: Workspace) -> None:
+    # the changed line moved by 4 and the outermost context line on each side differs: fuzz 1 places it
+    drifted = (
+        f"--- a/{TEST}\n+++ b/{TEST}\n@@ -1,6 +1,6 @@\n     // line three\n     // line 5\n"
+        "-    // line 6\n+    // line six\n     // line 7\n     // line eight\n"
+    )
+    applied = ws.commit_prediction(drifted)
+    assert applied.method == "fuzzy"
+    assert applied.details["fuzz"] == 1 and applied.details["max_offset"] == 3
+    assert "line six" in (ws.read("prediction", TEST) or "")
+    assert applied.details["fuzz_limit"] == 1
+    # context that exists nowhere: no fuzz may ignore all of it
+    nowhere = TEST_EDIT.replace("// line 5", "// no such line").replace("// line 7", "// nor this one")
+    with pytest.raises(PatchDoesNotApply, match="does not apply"):
+        ws.commit_prediction(nowhere)
+
+
+def test_fuzz_limit_keeps_one_context_line_per_hunk() -> None:
+    (three,) = parse_patch(
+        TEST_EDIT.replace("@@ -5,3 +5,3 @@", "@@ -4,5 +4,5 @@\n     // line 4") + "     // x\n"
+    )
+    assert fuzz_limit([three]) == (1, "")
+    (bare,) = parse_patch(f"--- a/{TEST}\n+++ b/{TEST}\n@@ -6 +6 @@\n-    // line 6\n+    // six\n")
+    assert fuzz_limit([bare])[1].endswith("cannot be placed by fuzzy matching")
+
+
+def test_changed_line_numbers_unquote_paths_and_read_renames() -> None:
+    diff = (
+        'diff --git "a/src/caf\\303\\251.java" "b/src/caf\\303\\251.java"\n'
+        "index 1..2 100644\n"
+        '--- "a/src/caf\\303\\251.java"\n+++ "b/src/caf\\303\\251.java"\n'
+        "@@ -2,0 +3,2 @@\n+x\n+y\n@@ -7 +8,0 @@\n-z\n"
+        "diff --git a/Old.java b/New.java\nsimilarity index 90%\nrename from Old.java\nrename to New.java\n"
+        "--- a/Old.java\n+++ b/New.java\n@@ -4 +4 @@\n-a\n+b\n"
+    )
+    assert changed_line_numbers(diff) == {
+        "src/café.java": (frozenset({7}), frozenset({3, 4})),
+        "New.java": (frozenset({4}), frozenset({4})),
+    }
+
+
+def test_a_file_header_without_hunks_or_paths_is_an_error() -> None:
+    with pytest.raises(PatchFormatError, match="without hunks"):
+        parse_patch(f"--- a/{TEST}\n+++ b/{TEST}\nsome prose\n")
+
+
+def test_crlf_patches_are_read_like_lf_ones() -> None:
+    crlf = TEST_EDIT.replace("\n", "\r\n")
+    (piece,) = parse_patch(crlf)
+    assert (piece.path, len(piece.hunks)) == (TEST, 1)
+    assert piece.hunks[0].render().startswith("@@ -5,3 +5,3 @@\n")
+    assert piece.hunks[0].lines[1] == "-    // line 6\r\n"  # content keeps its line ends
+
+
+def test_diff_r_prefixes_are_dropped() -> None:
+    text = f"diff -ruN old/{TEST} new/{TEST}\n--- old/{TEST}\t2024-01-01\n+++ new/{TEST}\t2024-01-02\n@@ -6 +6 @@\n-a\n+b\n"
+    (piece,) = parse_patch(text)
+    assert (piece.old_path, piece.new_path) == (TEST, TEST)
+    assert piece.text.startswith(f"--- a/{TEST}\n+++ b/{TEST}\n")
+
+
+@pytest.mark.parametrize(
+    ("path", "mode", "kind"),
+    [
+        ("src/test/java/p/NewTest.java", "100644", None),
+        ("src/test/resources/data.json", "100644", None),
+        ("src/test/resources/script.sh", "100755", None),
+        (".mvn/extensions.xml", "100644", OUTSIDE),
+        (".mvn/jvm.config", "100644", OUTSIDE),
+        (".mvn/maven.config", "100644", OUTSIDE),
+        ("pom.xml", "100644", OUTSIDE),
+        ("src/main/resources/x.properties", "100644", OUTSIDE),
+        ("src/test/resources/link", "120000", FORBIDDEN),
+        ("src/test/sub", "160000", FORBIDDEN),
+        ("src/test/.gitmodules", "100644", FORBIDDEN),
+        ("src/test/.GIT/config", "100644", FORBIDDEN),
+        ("/etc/src/test/x", "100644", FORBIDDEN),
+        ("src\\test\\x.java", "100644", FORBIDDEN),
+        ("src/test/resources/junit-platform.properties", "100644", TEST_PLATFORM),
+        (
+            "src/test/resources/META-INF/services/org.junit.platform.launcher.TestExecutionListener",
+            "100644",
+            TEST_PLATFORM,
+        ),
+        (
+            "src/test/resources/META-INF/services/javax.annotation.processing.Processor",
+            "100644",
+            TEST_PLATFORM,
+        ),
+        ("src/test/resources/META-INF/services/org.example.Codec", "100644", None),
+    ],
+)
+def test_what_a_prediction_may_change(path: str, mode: str, kind: str | None) -> None:
+    from pytest_tebench.workspace.layout import MAVEN
+    from pytest_tebench.workspace.patches import FilePatch
+
+    piece = FilePatch(None, path, "added", "", "", new_mode=mode)
+    refusal = MAVEN.refusal(piece)
+    assert (refusal.kind if refusal else None) == kind
