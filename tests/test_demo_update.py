@@ -246,7 +246,7 @@ def test_a_hanging_test_is_a_timeout_not_a_score(demo_run: DemoRun, pytester: py
     # one Maven launch compiles and tests: the test limit (15 s) runs from the moment Surefire starts
     result, report = demo_run(str(predictions), "--tebench-timeout-compile=40", "--tebench-timeout-test=15")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*timeout (not scored)*"])
+    result.stdout.fnmatch_lines(["*timeout (its build is not scored)*"])
     (record,) = report["results"]
     assert record["status"] == "timeout"
     assert record["update"]["status"] == "timeout:test"

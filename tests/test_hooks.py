@@ -133,7 +133,7 @@ def test_duplicate_lines_never_replace_the_scored_record(toy: pytest.Pytester) -
         assert data["summary"]["sloppy"]["counts"]["errors"] == 2
         duplicates = [r for r in data["results"] if r["status"] == "error"]
         assert [r["origin"] for r in duplicates] == ["dup.jsonl:6", "dup.jsonl:7"]
-        assert all("duplicate prediction" in r["error"] for r in duplicates)
+        assert all("duplicate of " in r["error"] and "dup.jsonl:4" in r["error"] for r in duplicates)
 
 
 def test_selecting_one_item_by_id_runs_only_that_item(toy: pytest.Pytester) -> None:

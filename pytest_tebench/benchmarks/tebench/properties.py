@@ -23,7 +23,7 @@ _UPDATE_FIELDS: tuple[str, ...] = (*UPDATE_COMPONENTS, "s_update", "gt_has_cover
 def tebench_properties(record: Mapping[str, Any]) -> list[Property]:
     properties: list[Property] = [
         # Canonical label order (breaking, stale, missing) regardless of how the dataset lists them.
-        (f"{PREFIX}labels", ",".join(labels_of(record))),
+        (f"{PREFIX}labels", ",".join(labels_of(record)) if record.get("labels") else ""),
         (f"{PREFIX}apply_method", scalar(record.get("apply_method"))),
     ]
     touched = record.get("touched_non_test_files") or []
