@@ -16,7 +16,7 @@ $(BIN)/.installed: pyproject.toml
 
 demo: $(BIN)/.installed
 	$(BIN)/pytest -p no:cacheprovider --tebench-predictions=gold -n $(PYTEST_WORKERS) \
-		--tebench-report=tebench-report.json --junitxml=tebench-junit.xml
+		--tebench-report=tebench-report.json --junitxml=tebench-junit.xml --tebench-html=tebench-report.html
 
 test: $(BIN)/.installed
 	@# Docker tests need an engine and the sandbox image; where we are root this installs and
@@ -32,4 +32,4 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info tebench-report.json tebench-junit.xml
+	rm -rf $(VENV) build dist *.egg-info tebench-report.json tebench-junit.xml tebench-report.html
