@@ -60,7 +60,9 @@ def _build(args: argparse.Namespace) -> int:
     name = resolve_name(args.executor)
     if name == "local" and args.executor == "auto":
         print("tebench build: no Docker engine answered; the commits' tests run unsandboxed on this machine")
-    executor = create_executor(ExecutorOptions.from_values(name, vars(args)), progress=print)
+    executor = create_executor(
+        ExecutorOptions.from_values(name, vars(args), maven_cache=cache / "maven-dist"), progress=print
+    )
     try:
         config = BuildConfig(
             repo_dir=repo_dir,

@@ -82,8 +82,10 @@ def _write_html_report(config: pytest.Config, report: dict[str, Any], path: Path
 
     try:
         written = write_html([Run(run_name(run), report)], path)
-    except OSError as exc:
-        raise InputError(f"cannot write the HTML report: {exc}", source=str(path)) from exc
+    except Exception as exc:  # a rendering bug must not cost the summary and the JSON report
+        raise InputError(
+            f"cannot write the HTML report: {type(exc).__name__}: {exc}", source=str(path)
+        ) from exc
     config.stash[_html_written_key] = written
 
 

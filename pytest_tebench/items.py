@@ -55,7 +55,12 @@ class TebenchFile(pytest.File):
             raise self.CollectError(str(exc)) from exc
         if not predictions:
             raise self.CollectError(f"{worker.options.predictions}: no predictions in this file")
-        by_id = {i.instance_id: i for i in instances}
+        by_id: dict[str, BenchmarkInstance] = {}
+        for row in instances:
+            # a later row repeating an id is the adapter's duplicate: the first usable row stands
+            known = by_id.get(row.instance_id)
+            if known is None or (known.problem is not None and row.problem is None):
+                by_id[row.instance_id] = row
         names: dict[str, int] = {}
         for lineno, prediction in enumerate(predictions):
             instance = by_id.get(prediction.instance_id)

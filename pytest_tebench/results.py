@@ -6,7 +6,7 @@ looks its key up here. The key is a hash of
 
 * the harness version and the benchmark's name,
 * the instance's content and the benchmark's scoring settings (``BenchmarkAdapter.cache_key``),
-* the prediction's patch, normalised (line endings, trailing blank lines),
+* the prediction's patch as it is applied (extracted from the raw output, byte for byte),
 * the executor and its toolchain (``Executor.toolchain()``: JDKs and Maven, or the image id),
 
 never by a name: a changed patch under the same model name is a new key. Only scored records
@@ -38,14 +38,9 @@ from pytest_tebench.metrics.outcomes import SCORED_STATUSES
 
 #: Bumped when the entry layout changes; older entries are then simply not found.
 ENTRY_VERSION = 1
-#: Record fields that say which submitted line an entry serves, re-stamped on every hit.
-IDENTITY_FIELDS = ("instance_id", "model_name_or_path", "origin", "extraction")
-
-
-def normalise_patch(patch: str) -> str:
-    """The patch text that decides a result: CRLF and CR become LF, trailing blank lines go."""
-    text = patch.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
-    return text + "\n" if text else ""
+#: Record fields that say which submitted line of which instance an entry serves, re-stamped on
+#: every hit (a relabelled dataset must not bring back old labels).
+IDENTITY_FIELDS = ("instance_id", "model_name_or_path", "project", "labels", "origin", "extraction")
 
 
 def result_key(
@@ -64,7 +59,9 @@ def result_key(
         "harness": harness_version,
         "benchmark": benchmark,
         "instance": instance_key,
-        "patch": hashlib.sha256(normalise_patch(patch).encode("utf-8", "surrogateescape")).hexdigest(),
+        # the patch exactly as it is applied (extracted from the model's output already): line
+        # endings and trailing lines change what git and patch do with it, so they are part of it
+        "patch": hashlib.sha256(patch.encode("utf-8", "surrogateescape")).hexdigest(),
         "missing": missing,
         "executor": executor,
         "toolchain": toolchain,

@@ -236,7 +236,11 @@ class TebenchController:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Controller: build a missing sandbox image here, once, with progress on the terminal
         (xdist workers have no terminal, and N of them would only wait for each other's lock)."""
-        if self.executor_name != "docker" or self.options.values.get("image") is not None:
+        if (
+            self.executor_name != "docker"
+            or not self.adapter.uses_executor
+            or self.options.values.get("image") is not None
+        ):
             return
         from pytest_tebench.run.executors import prepare_docker_image
 

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import ANSWERS
+from conftest import QUESTIONS
 from conftest import report
 from conftest import run
 from conftest import without_provenance
@@ -204,3 +205,9 @@ def test_non_finite_limits_are_rejected(toy: pytest.Pytester, value: str) -> Non
     result = run(toy, f"--tebench-timeout-test={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--tebench-timeout-test: not a finite number: '{value}'*"])
+
+
+def test_a_repeated_dataset_row_does_not_hide_the_first(toy: pytest.Pytester) -> None:
+    # the second q1 row is broken: the first, usable one is what every q1 item evaluates
+    write_jsonl(toy.path / "questions.jsonl", [*QUESTIONS, {"instance_id": "q1", "question": "1 +"}])
+    run(toy).assert_outcomes(passed=5, failed=1)

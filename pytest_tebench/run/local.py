@@ -39,6 +39,7 @@ from pytest_tebench.run.executor import expand_placeholders
 from pytest_tebench.run.maven.dist import ensure_maven
 from pytest_tebench.run.maven.jdk import JdkInstall
 from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.settings import default_cache_dir
 
 #: Lines of combined output kept for the report and for failure diagnosis.
 DEFAULT_TAIL_LINES = 1000
@@ -60,9 +61,8 @@ SCRUBBED_ENV = (
 
 
 def default_maven_cache() -> Path:
-    """``$XDG_CACHE_HOME/pytest-tebench/maven`` (or ``~/.cache/...``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-tebench" / "maven"
+    """``<default cache dir>/maven-dist``: where the plugin and the command keep Maven downloads."""
+    return default_cache_dir() / "maven-dist"
 
 
 class LocalExecutor:

@@ -87,9 +87,8 @@ class TebenchAdapter:
     markers = MARKERS
     gate_metrics = {name: description for name, (_, description) in GATE_METRICS.items()}
     record_fields = (
-        "apply_method", "apply_details", "touched_non_test_files", "refused_files", "identification", "update",
-        "timings",
-        "prediction_patch", "gold_patch",
+        "apply_method", "apply_details", "touched_non_test_files", "refused_files",
+        "identification", "update", "timings", "prediction_patch", "gold_patch",
     )  # fmt: skip
 
     def __init__(self, settings: TebenchSettings | None = None) -> None:

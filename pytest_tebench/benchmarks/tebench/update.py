@@ -185,9 +185,11 @@ class UpdateEvaluator:
         self, instance_key: dict[str, str], workspace: Workspace, gold_changes: TestChanges, *, project: str
     ) -> GoldReference:
         settings = self._run_settings(workspace)
+        executor = self._executor()
         key = _cache_key(
             instance_key,
-            executor=self._executor().name,
+            # the same toolchain ingredients as the result store's key: JDKs, Maven, image
+            executor=f"{executor.name}|{executor.toolchain()}|maven={settings.maven_version}",
             java=settings.java_version,
             runs=self.settings.gold_runs,
         )
