@@ -7,7 +7,8 @@ scripts all come through here, so an evaluation is set up identically wherever i
   :class:`TebenchOptions`, the plain-data view every process shares;
 * :func:`build_context` makes the benchmark-neutral :class:`EvalContext` (cache, workspaces,
   repositories, the executor factory);
-* :func:`make_adapter` makes a built-in benchmark's adapter from the same values.
+* :func:`make_adapter` makes a built-in benchmark's adapter from the same values (the plugin
+  asks its ``pytest_tebench_make_benchmark`` hook, whose default comes here too).
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from pytest_tebench.errors import InputError
 from pytest_tebench.instance.predictions import GOLD
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executors import DEFAULT_EXECUTOR
-from pytest_tebench.run.executors import ExecutorOptions
-from pytest_tebench.run.executors import create_executor
 from pytest_tebench.settings import default_cache_dir
 from pytest_tebench.workspace.repos import DEFAULT_URL_TEMPLATE
 from pytest_tebench.workspace.repos import RepositoryStore
@@ -125,21 +124,6 @@ def build_context(options: TebenchOptions, executor: Callable[[], Executor] | No
         keep_workspaces=options.keep_workspaces,
         executor=executor,
     )
-
-
-def executor_factory(
-    options: TebenchOptions, *, name: str | None = None, progress: Callable[[str], None] | None = None
-) -> Callable[[], Executor]:
-    """A factory of a built-in executor (the ``tebench`` command's; the plugin asks its hook)."""
-    made: list[Executor] = []
-
-    def make() -> Executor:
-        if not made:
-            executor_options = ExecutorOptions.from_values(name or options.executor, options.values)
-            made.append(create_executor(executor_options, progress=progress))
-        return made[0]
-
-    return make
 
 
 def make_adapter(options: TebenchOptions) -> BenchmarkAdapter:

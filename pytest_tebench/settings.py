@@ -79,11 +79,6 @@ def unique_specs(*groups: Iterable[OptionSpec]) -> list[OptionSpec]:
     return list(seen.values())
 
 
-def defaults(specs: Iterable[OptionSpec]) -> dict[str, Any]:
-    """``{dest: default}`` of ``specs``, as argparse would fill them."""
-    return {spec.dest: spec.argparse_kwargs()["default"] for spec in specs}
-
-
 # -- validated types (argparse ``type=`` callables) -------------------------------------------
 def fraction(value: str) -> float:
     number = _finite(value, "a number")
@@ -116,16 +111,6 @@ def seconds(value: str) -> float:
 
 def cpus(value: str) -> float:
     return positive(value, "CPUs")
-
-
-def whole_number(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return number
 
 
 def existing_dir(value: str) -> Path:

@@ -17,9 +17,6 @@ from collections.abc import Collection
 from collections.abc import Iterable
 from typing import TypedDict
 
-#: The three TEBench change types, in the order the paper's tables use.
-LABELS: tuple[str, ...] = ("breaking", "stale", "missing")
-
 
 class SetScores(TypedDict):
     """Per-item identification scores, the shape of a result record's ``identification`` block."""

@@ -25,6 +25,7 @@ from pytest_tebench.benchmarks.tebench.aggregate import summarise
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import test_changes
 from pytest_tebench.benchmarks.tebench.properties import tebench_properties
+from pytest_tebench.benchmarks.tebench.settings import LABELS
 from pytest_tebench.benchmarks.tebench.settings import TebenchSettings
 from pytest_tebench.benchmarks.tebench.terminal import format_identification_table
 from pytest_tebench.benchmarks.tebench.terminal import format_update_table
@@ -43,7 +44,6 @@ from pytest_tebench.report.terminal import format_ids
 from pytest_tebench.workspace.checkout import PatchDoesNotApply
 from pytest_tebench.workspace.checkout import Workspace
 
-LABELS = ("breaking", "stale", "missing")
 MARKERS = (
     "breaking: the instance's gold patch fixes existing tests that break on V-0.5",
     "stale: the instance's gold patch updates existing tests that still pass on V-0.5",

@@ -6,11 +6,12 @@ counts, identification scores (micro, macro, by label, by project) and update sc
 
 Decisions, all following the reference harness notes (sections 2.6 and 3.7):
 
-* Statuses ``evaluated``, ``empty`` and ``not_applied`` are *scored*: the latter two are model
-  failures and the harness already filled their blocks with zeros. ``error``, ``timeout`` and
-  ``invalid_instance`` are harness/dataset trouble and never enter a mean or a sum; they are
-  counted and listed by id instead (the reference silently shrank its denominator, we make
-  the shrinkage visible). An unknown status is treated as an error for the same reason: it
+* Statuses ``evaluated``, ``empty``, ``not_applied`` and ``missing_prediction`` are *scored*: the
+  latter three are model failures and the harness already filled their blocks with zeros.
+  ``error``, ``timeout`` and ``invalid_instance`` are harness/dataset trouble and never enter a
+  mean or a sum; they are counted and listed by id instead (the reference silently shrank its
+  denominator, we make the shrinkage visible). An unknown status is treated as an error for the
+  same reason: it
   must never quietly become a score. One exception: a ``timeout`` record keeps the
   identification block computed before its build, and that block counts in identification
   (it is finished and the model's own); only its update block stays out. Otherwise a
@@ -39,11 +40,11 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
 
+from pytest_tebench.benchmarks.tebench.settings import LABELS
 from pytest_tebench.metrics.outcomes import SCORED_STATUSES
 from pytest_tebench.metrics.outcomes import ids_with_status
 from pytest_tebench.metrics.outcomes import is_scored
 from pytest_tebench.metrics.outcomes import status_counts
-from pytest_tebench.metrics.scores import LABELS
 from pytest_tebench.metrics.scores import mean
 from pytest_tebench.metrics.scores import prf
 
@@ -63,7 +64,7 @@ def summarise(records: Iterable[Record], *, update_scoring: str | None) -> dict[
     """Per-model summary of a run, keyed (and ordered) by ``model_name_or_path``.
 
     ``update_scoring`` names the composite formula the update scores were computed with (e.g.
-    ``"readme"`` or ``"code"``) and is echoed in the update block so a report is
+    ``"paper"`` or ``"reference"``) and is echoed in the update block so a report is
     self-describing.
     """
     by_model: dict[str, list[Record]] = {}

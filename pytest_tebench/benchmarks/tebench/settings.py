@@ -29,6 +29,8 @@ def gold_runs(value: str) -> int:
 
 
 SCORINGS = ("paper", "reference")
+#: The three TEBench change types, in the order the paper's tables use.
+LABELS: tuple[str, ...] = ("breaking", "stale", "missing")
 
 TEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
     *MAVEN_OPTIONS,

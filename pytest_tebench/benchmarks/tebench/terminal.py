@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_tebench.benchmarks.tebench.aggregate import UPDATE_COMPONENTS
-from pytest_tebench.metrics.scores import LABELS
+from pytest_tebench.benchmarks.tebench.settings import LABELS
 from pytest_tebench.report.terminal import INDENT
 from pytest_tebench.report.terminal import count
 from pytest_tebench.report.terminal import format_counts_line
