@@ -35,6 +35,10 @@ def pytest_tebench_make_benchmark(config: pytest.Config, name: str) -> Benchmark
         from pytest_tebench.benchmarks.tebench import TebenchAdapter
 
         return TebenchAdapter()
+    if name == "swebench":
+        from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
+
+        return SwebenchAdapter()
     return None
 
 
@@ -56,11 +60,28 @@ def pytest_tebench_generate_json(
 @pytest.hookimpl(trylast=True)
 def pytest_tebench_write_reports(config: pytest.Config, report: dict[str, Any]) -> None:
     path = config.stash[options_key].report
+    swebench_path = config.getoption("tebench_swebench_report", None)
+    if swebench_path is not None:
+        _write_swebench_run_reports(report, swebench_path)
     if path is not None:
         try:
             write_report(report, path)
         except OSError as exc:
             raise InputError(f"cannot write the JSON report: {exc}", source=str(path)) from exc
+
+
+def _write_swebench_run_reports(report: dict[str, Any], path: Path) -> None:
+    """``--tebench-swebench-report``: SWE-bench's own run report, one per model."""
+    from pytest_tebench.benchmarks.swebench.summary import run_report
+    from pytest_tebench.benchmarks.swebench.summary import run_report_paths
+
+    records = report.get("results") or []
+    models = sorted({str(r.get("model_name_or_path")) for r in records})
+    for model, target in run_report_paths(path, models).items():
+        try:
+            write_report(run_report(records, model), target)
+        except OSError as exc:
+            raise InputError(f"cannot write the SWE-bench run report: {exc}", source=str(target)) from exc
 
 
 def _plain_options(options: TebenchOptions) -> dict[str, Any]:

@@ -91,6 +91,9 @@ def _add_markers(
     config: pytest.Config, item: pytest.Item, instance: BenchmarkInstance, prediction: Prediction
 ) -> None:
     for label in instance.labels:
+        if label not in LABEL_MARKERS:
+            # other benchmarks' labels (SWE-bench: repo and version) are registered on first use
+            config.addinivalue_line("markers", f"{label}: instances labelled {label}")
         item.add_marker(label)
     project_marker = _marker_name(instance.project)
     if project_marker not in LABEL_MARKERS:
@@ -130,6 +133,9 @@ class TebenchItem(pytest.Item):
             record = worker.adapter.evaluate(self.instance, prepared, self.prediction, context)
         except HarnessError as exc:
             self._keep_record(self._error_record(str(exc), status=exc.status))
+            if exc.status == "unsupported_environment":
+                # decided from the environment alone, before running: neither a score nor a failure
+                pytest.skip(f"unsupported environment: {exc}")
             kind = "invalid instance" if exc.status == "invalid_instance" else "harness error"
             pytest.fail(f"{kind}: {exc}", pytrace=False)
         except Exception as exc:
@@ -150,6 +156,12 @@ class TebenchItem(pytest.Item):
             raise PredictionFailed(f"timeout (not scored): {record.get('error') or ''}")
         if status != "evaluated":
             raise PredictionFailed(f"{status}: {record.get('error') or ''}")
+        # a benchmark may judge evaluated items further (SWE-bench: unresolved fails)
+        worker: TebenchWorker = self.config.stash[worker_key]
+        verdict = getattr(worker.adapter, "verdict", None)
+        failure = verdict(record) if callable(verdict) else None
+        if failure:
+            raise PredictionFailed(failure)
 
     def teardown(self) -> None:
         prepared = self.stash.get(prepared_key, None)

@@ -107,6 +107,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Write the JSON report (schema in docs/report-format.md) to PATH.",
     )  # fmt: skip
     group.addoption(
+        "--tebench-swebench-report", dest="tebench_swebench_report", metavar="PATH", type=Path, default=None,
+        help="With --tebench-benchmark=swebench: also write SWE-bench's own run report (resolved_ids, "
+        "unresolved_ids, empty_patch_ids, error_ids...) to PATH (one file per model).",
+    )  # fmt: skip
+    group.addoption(
         "--tebench-min-f1", dest="tebench_min_f1", metavar="X", type=_fraction, default=None,
         help="Fail the session when a model's micro identification F1 is below X (0..1).",
     )  # fmt: skip
@@ -272,7 +277,7 @@ def pytest_runtest_makereport(
     report: pytest.TestReport = yield
     if isinstance(item, TebenchItem):
         record = item.stash.get(record_key, None)
-        if record is not None and (call.when == "call" or report.failed):
+        if record is not None and (call.when == "call" or report.failed or report.skipped):
             report.tebench_record = record  # type: ignore[attr-defined]
     return report
 

@@ -309,5 +309,7 @@ class TebenchController:
 def _embedded_repositories() -> dict[str, Any]:
     from pytest_tebench.demo import DEMO_REPO
     from pytest_tebench.demo import build_demo_mirror
+    from pytest_tebench.demo.swebench import SWEBENCH_DEMO_REPO
+    from pytest_tebench.demo.swebench import build_swebench_demo_mirror
 
-    return {DEMO_REPO: build_demo_mirror}
+    return {DEMO_REPO: build_demo_mirror, SWEBENCH_DEMO_REPO: build_swebench_demo_mirror}

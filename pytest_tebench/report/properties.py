@@ -28,6 +28,10 @@ PREFIX = "tebench."
 _IDENTIFICATION_FIELDS: tuple[str, ...] = ("tp", "fp", "fn", "precision", "recall", "f1")
 _UPDATE_FIELDS: tuple[str, ...] = (*UPDATE_COMPONENTS, "s_update", "gt_has_coverage_change")
 _FLOAT_DECIMALS = 6
+_SWEBENCH_FIELDS: tuple[str, ...] = (
+    "repo", "version", "python", "image", "resolved", "resolution",
+    "f2p_success", "f2p_failure", "p2p_success", "p2p_failure",
+)  # fmt: skip
 
 
 def scalar(value: Any) -> Scalar:
@@ -73,6 +77,7 @@ def record_to_properties(record: Record) -> list[Property]:
         properties.append((f"{PREFIX}touched_non_test_files", scalar(sorted(str(p) for p in touched))))
     properties += _block("identification", record.get("identification"), _IDENTIFICATION_FIELDS)
     properties += _block("update", record.get("update"), _UPDATE_FIELDS)
+    properties += _block("swebench", record.get("swebench"), _SWEBENCH_FIELDS)
     timings = record.get("timings") or {}
     properties += [(f"{PREFIX}timings.{phase}", scalar(timings[phase])) for phase in sorted(timings)]
     if record.get("error"):

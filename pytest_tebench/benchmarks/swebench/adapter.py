@@ -1,0 +1,228 @@
+"""The SWE-bench adapter (``--tebench-benchmark=swebench``).
+
+``prepare`` finds the repository, decides the environment from SWE-bench's specification
+(``unsupported_environment`` is raised here, before anything is built or run) and makes sure its
+image exists (built once, cached by recipe hash); ``evaluate`` runs one prediction in a fresh
+clone (see :mod:`.evaluation`). Every step runs in Docker, whatever ``--tebench-executor`` says:
+the environments are images.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.benchmarks.base import Prepared
+from pytest_tebench.benchmarks.base import base_record
+from pytest_tebench.benchmarks.swebench import environment
+from pytest_tebench.benchmarks.swebench import evaluation
+from pytest_tebench.benchmarks.swebench import instances
+from pytest_tebench.benchmarks.swebench import official
+from pytest_tebench.benchmarks.swebench import summary as figures
+from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.instance.datasets import RawRecord
+from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.run.executor import Executor
+from pytest_tebench.workspace.checkout import Workspace
+
+#: SWE-bench's own default per-instance limit.
+DEFAULT_TIMEOUT = 1800.0
+
+
+@dataclass
+class SwebenchPrepared:
+    source: Path
+    plan: environment.EnvironmentPlan
+    image: str
+    timings: dict[str, float]
+
+
+def _progress(line: str) -> None:
+    # image builds take minutes; pytest captures sys.stderr during setup, so write past it
+    print(line, file=sys.__stderr__, flush=True)
+
+
+class SwebenchAdapter:
+    name = "swebench"
+
+    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.timeout = timeout
+        self._executor: Executor | None = None
+
+    # -- collection ------------------------------------------------------------------------
+    def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
+        loaded = instances.load(records)
+        return [_with_version_marker(i) for i in loaded]
+
+    def gold_patch(self, instance: BenchmarkInstance) -> str:
+        payload: SwebenchInstance = instance.payload
+        return payload.patch
+
+    # -- running ---------------------------------------------------------------------------
+    def executor(self, context: EvalContext) -> Executor:
+        """The context's executor when it is a container executor, else a Docker executor of ours."""
+        if self._executor is None:
+            candidate = context.executor() if context.executor is not None else None
+            if candidate is not None and candidate.name != "local":
+                self._executor = candidate
+            else:
+                from pytest_tebench.run.executors import ExecutorOptions
+                from pytest_tebench.run.executors import create_executor
+
+                self._executor = create_executor(ExecutorOptions(name="docker"))
+        return self._executor
+
+    def prepare(self, instance: BenchmarkInstance, context: EvalContext) -> SwebenchPrepared:
+        payload: SwebenchInstance = instance.payload
+        started = time.perf_counter()
+        _register_demo()
+        spec = official.specs(payload.repo, payload.version)
+        source = context.repos.locate(payload.repo, [payload.base_commit, payload.environment_setup_commit])
+        located = time.perf_counter()
+        plan = environment.plan_environment(
+            payload.repo,
+            payload.version,
+            spec,
+            setup_commit=payload.environment_setup_commit,
+            read_file=environment.show_file(source, payload.environment_setup_commit),
+            requirement_paths=official.requirement_paths(payload.repo),
+            clean_requirements=official.modules().python_spec.clean_requirements,
+            pretend_version=environment.pretend_version(source, payload.environment_setup_commit),
+        )
+        client = getattr(self.executor(context), "client", None)
+        if client is None:
+            raise HarnessError(
+                "the SWE-bench benchmark needs a Docker executor (its environments are images)"
+            )
+        image = environment.ensure_environment(
+            client, plan, source, lock_dir=context.cache_dir / "locks", progress=_progress
+        )
+        done = time.perf_counter()
+        return SwebenchPrepared(
+            source, plan, image, {"repository": located - started, "environment": done - located}
+        )
+
+    def evaluate(
+        self, instance: BenchmarkInstance, prepared: Prepared, prediction: Prediction, context: EvalContext
+    ) -> dict[str, Any]:
+        assert isinstance(prepared, SwebenchPrepared)
+        payload: SwebenchInstance = instance.payload
+        record = base_record(instance, prediction, "evaluated")
+        record["timings"] = dict(prepared.timings)
+        block: dict[str, Any] = {
+            "repo": payload.repo,
+            "version": payload.version,
+            "image": prepared.image,
+            "python": prepared.plan.python,
+            "suite": prepared.plan.suite,
+            "resolved": False,
+            "resolution": None,
+            "patch_extraction": prediction.extraction,
+        }
+        record["swebench"] = block
+        if prediction.is_empty:
+            record["status"] = "empty"
+            return record
+        started = time.perf_counter()
+        workspace = Workspace.create(prepared.source, payload.base_commit, "", parent=context.work_dir)
+        try:
+            applied = evaluation.apply_model_patch(workspace.path, prediction.patch)
+            record["timings"]["apply"] = evaluation.timed(started)
+            if applied.method is None:
+                record["status"] = "not_applied"
+                record["error"] = f"the patch does not apply (SWE-bench: Patch Apply Failed)\n{applied.log}"
+                return record
+            record["apply_method"] = applied.method
+            evaluation.apply_test_patch(workspace.path, payload)
+            directives = official.test_directives(payload.repo, payload.test_patch)
+            script = evaluation.eval_script(prepared.plan, directives)
+            timeout = context.update.timeout_test if context.update is not None else self.timeout
+            started = time.perf_counter()
+            result, log = evaluation.run_tests(
+                self.executor(context),
+                workspace.path,
+                prepared.image,
+                script,
+                timeout=timeout,
+                scratch=context.cache_dir / "swebench-scratch",
+            )
+            record["timings"]["tests"] = evaluation.timed(started)
+            block["test_command"] = " ".join([prepared.plan.test_cmd, *directives])
+            if result.timed_out:
+                record["status"] = "timeout"
+                record["error"] = f"the tests ran past {timeout:g} s (SWE-bench: Tests Timed Out); not scored"
+                return record
+            if official.START_TEST_OUTPUT not in log:
+                record["status"] = "error"
+                record["error"] = (
+                    f"the test container failed (exit {result.exit_code}):\n{result.output[-3000:]}"
+                )
+                return record
+            _register_demo()
+            grading = evaluation.graded_fields(payload, log)
+            tests = grading.pop("tests_status")
+            block.update(grading)
+            for key, short in (("FAIL_TO_PASS", "f2p"), ("PASS_TO_PASS", "p2p")):
+                block[f"{short}_success"] = tests.get(key, {}).get("success", [])
+                block[f"{short}_failure"] = tests.get(key, {}).get("failure", [])
+            if context.keep_workspaces:
+                record["workspace"] = str(workspace.path)
+                (workspace.path / evaluation.LOG_NAME).write_text(log, encoding="utf-8")
+        finally:
+            if not context.keep_workspaces:
+                workspace.remove()
+        return record
+
+    def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
+        """Workspaces are per prediction and removed by ``evaluate``; images are kept (the cache)."""
+
+    def verdict(self, record: dict[str, Any]) -> str | None:
+        """Why an evaluated item fails (unresolved), or None when it passes (resolved)."""
+        block = record.get("swebench") or {}
+        if record.get("status") != "evaluated" or block.get("resolved"):
+            return None
+        f2p, p2p = block.get("f2p_failure") or [], block.get("p2p_failure") or []
+        found = "" if block.get("test_output_found", True) else " (no test output found in the log)"
+        return (
+            f"unresolved ({block.get('resolution')}){found}: "
+            f"FAIL_TO_PASS failing {len(f2p)}: {', '.join(f2p[:5])}; "
+            f"PASS_TO_PASS failing {len(p2p)}: {', '.join(p2p[:5])}"
+        )
+
+    # -- reporting -------------------------------------------------------------------------
+    def summarise(self, records: Sequence[dict[str, Any]], *, options: dict[str, Any]) -> dict[str, Any]:
+        return figures.summarise(records)
+
+    def summary_lines(self, summary: dict[str, Any]) -> list[str]:
+        return figures.summary_lines(summary)
+
+
+def _register_demo() -> None:
+    from pytest_tebench.demo import swebench as demo
+
+    official.register_repository(demo.SWEBENCH_DEMO_REPO, demo.SPECS, demo.LOG_PARSER)
+
+
+def _with_version_marker(instance: BenchmarkInstance) -> BenchmarkInstance:
+    """Label (and so mark) each instance with its ``repo`` and ``version``: ``-m psf_requests_2_0``."""
+    payload = instance.payload
+    if payload is None:
+        return instance
+    label = re.sub(r"[^A-Za-z0-9_]+", "_", f"{payload.repo}_{payload.version}").strip("_")
+    return BenchmarkInstance(
+        instance.instance_id,
+        instance.project,
+        instance.repo,
+        (label,),
+        instance.origin,
+        payload,
+        instance.problem,
+    )
