@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from conftest import History
 from pytest_tebench.benchmarks.swebench import environment
 from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import summary
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 from pytest_tebench.instance.datasets import RawRecord
+
+from conftest import History
 
 pytest.importorskip("swebench")
 
