@@ -68,16 +68,17 @@ class SwebenchAdapter:
 
     # -- running ---------------------------------------------------------------------------
     def executor(self, context: EvalContext) -> Executor:
-        """The context's executor when it is a container executor, else a Docker executor of ours."""
-        if self._executor is None:
-            candidate = context.executor() if context.executor is not None else None
-            if candidate is not None and candidate.name != "local":
-                self._executor = candidate
-            else:
-                from pytest_tebench.run.executors import ExecutorOptions
-                from pytest_tebench.run.executors import create_executor
+        """This process's Docker executor (the sandbox of run/docker.py), made on first use.
 
-                self._executor = create_executor(ExecutorOptions(name="docker"))
+        Whatever ``--tebench-executor`` says: SWE-bench environments are images. The context's
+        executor is not asked for, since making a local one would look for JDKs.
+        """
+        del context
+        if self._executor is None:
+            from pytest_tebench.run.executors import ExecutorOptions
+            from pytest_tebench.run.executors import create_executor
+
+            self._executor = create_executor(ExecutorOptions(name="docker"))
         return self._executor
 
     def prepare(self, instance: BenchmarkInstance, context: EvalContext) -> SwebenchPrepared:

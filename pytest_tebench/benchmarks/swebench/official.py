@@ -45,6 +45,7 @@ class Modules:
     grading: ModuleType
     test_spec: ModuleType
     python_spec: ModuleType
+    python_parsers: ModuleType
     utils: ModuleType
     version: str
 
@@ -61,6 +62,7 @@ def modules() -> Modules:
             from swebench.harness import grading
             from swebench.harness import log_parsers
             from swebench.harness import utils
+            from swebench.harness.log_parsers import python as python_parsers
             from swebench.harness.test_spec import python as python_spec
             from swebench.harness.test_spec import test_spec
     except ImportError as exc:
@@ -73,7 +75,7 @@ def modules() -> Modules:
             f"swebench {version} has no MAP_REPO_VERSION_TO_SPECS (it moved to per-instance images in 5.x); "
             f"install swebench=={SWEBENCH_VERSION} ({INSTALL_HINT})"
         )
-    return Modules(constants, log_parsers, grading, test_spec, python_spec, utils, version)
+    return Modules(constants, log_parsers, grading, test_spec, python_spec, python_parsers, utils, version)
 
 
 def package_version() -> str:
@@ -105,7 +107,18 @@ def register_repository(repo: str, specs_by_version: dict[str, dict[str, Any]], 
     (the grading functions look both up by repository). Existing entries are never replaced."""
     mods = modules()
     mods.constants.MAP_REPO_VERSION_TO_SPECS.setdefault(repo, dict(specs_by_version))
-    mods.log_parsers.MAP_REPO_TO_PARSER.setdefault(repo, getattr(mods.log_parsers, parser))
+    found = _parser(parser)
+    if found is None:
+        raise HarnessError(f"swebench {mods.version} has no log parser {parser!r}")
+    mods.log_parsers.MAP_REPO_TO_PARSER.setdefault(repo, found)
+
+
+def _parser(name: str | None) -> Any:
+    """A Python log parser by its name (the v5 ``log_parser`` column), or None."""
+    if not name:
+        return None
+    found = getattr(modules().python_parsers, name, None)
+    return found if callable(found) else None
 
 
 def test_directives(repo: str, test_patch: str) -> list[str]:
@@ -120,10 +133,10 @@ def modified_files(patch: str) -> list[str]:
 
 def parser_name(repo: str, requested: str | None) -> str:
     """The log parser to use: the row's ``log_parser`` when the package knows it, else the repo's."""
-    parsers = modules().log_parsers
-    if requested and callable(getattr(parsers, requested, None)):
+    if _parser(requested) is not None:
+        assert requested is not None
         return requested
-    by_repo = parsers.MAP_REPO_TO_PARSER.get(repo)
+    by_repo = modules().log_parsers.MAP_REPO_TO_PARSER.get(repo)
     if by_repo is None:
         raise HarnessError(f"swebench {package_version()} has no log parser for {repo}")
     return str(by_repo.__name__)
@@ -183,9 +196,8 @@ def grade(
         status_map, found = mods.grading.get_logs_eval(spec, path)
     finally:
         os.unlink(path)
-    chosen = parser_name(repo, log_parser)
-    if found and chosen != mods.log_parsers.MAP_REPO_TO_PARSER[repo].__name__:
-        parse = getattr(mods.log_parsers, chosen)
+    parse = _parser(log_parser)
+    if found and parse is not None and parse is not mods.log_parsers.MAP_REPO_TO_PARSER[repo]:
         section = log.split(START_TEST_OUTPUT, 1)[1].split(END_TEST_OUTPUT, 1)[0]
         status_map = parse(section, spec) or parse(log, spec)
     constants = mods.constants
