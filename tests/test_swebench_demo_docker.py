@@ -14,7 +14,9 @@ pytest.importorskip("swebench")
 pytestmark = pytest.mark.docker
 
 
-def test_the_swebench_demo_resolves_gold_and_grades_a_model(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_the_swebench_demo_resolves_gold_and_grades_a_model(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
     cache = tmp_path / "cache"
     common = (
         "-p",
@@ -25,7 +27,11 @@ def test_the_swebench_demo_resolves_gold_and_grades_a_model(pytester: pytest.Pyt
         "--tebench-timeout-test=300",
     )
     gold = pytester.runpytest(
-        "--tebench-predictions=gold", *common, f"--tebench-report={tmp_path / 'gold.json'}", "-m", "pytest_tebench_pycalc_1_0"
+        "--tebench-predictions=gold",
+        *common,
+        f"--tebench-report={tmp_path / 'gold.json'}",
+        "-m",
+        "pytest_tebench_pycalc_1_0",
     )
     gold.assert_outcomes(passed=4)
     gold.stdout.fnmatch_lines(["*model: gold  resolved 4/4 (100.0%)*"])
@@ -42,7 +48,9 @@ def test_the_swebench_demo_resolves_gold_and_grades_a_model(pytester: pytest.Pyt
     )
     # resolved passes; unresolved, not applied and empty fail; nothing is a harness error
     result.assert_outcomes(passed=1, failed=4)
-    result.stdout.fnmatch_lines(["*model: demo-model  resolved 1/4 (25.0%)*", "*model: empty-model  resolved 0/1*"])
+    result.stdout.fnmatch_lines(
+        ["*model: demo-model  resolved 1/4 (25.0%)*", "*model: empty-model  resolved 0/1*"]
+    )
     records = {
         (r["model_name_or_path"], r["instance_id"]): r
         for r in json.loads((tmp_path / "model.json").read_text())["results"]
