@@ -20,6 +20,7 @@ from pytest_tebench.benchmarks.base import BenchmarkAdapter
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.datasets import describe_dataset
 from pytest_tebench.report.json_report import build_report
+from pytest_tebench.report.json_report import round_floats
 from pytest_tebench.report.json_report import write_report
 from pytest_tebench.roles import TebenchOptions
 from pytest_tebench.roles import options_key
@@ -47,7 +48,7 @@ def pytest_tebench_generate_json(
     config: pytest.Config, records: list[dict[str, Any]], summary: dict[str, Any]
 ) -> dict[str, Any]:
     options = config.stash[options_key]
-    return build_report(
+    report = build_report(
         records,
         harness_version=__version__,
         dataset=describe_dataset(options.dataset),
@@ -55,6 +56,10 @@ def pytest_tebench_generate_json(
         update_scoring=None if options.skip_update else options.scoring,
         extra={"options": _plain_options(options)},
     )
+    if options.benchmark != "tebench":
+        # the TEBench figures mean nothing for another benchmark: keep the adapter's own summary
+        report["summary"] = round_floats(summary)
+    return report
 
 
 @pytest.hookimpl(trylast=True)

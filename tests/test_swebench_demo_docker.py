@@ -55,6 +55,8 @@ def test_the_swebench_demo_resolves_gold_and_grades_a_model(
         (r["model_name_or_path"], r["instance_id"]): r
         for r in json.loads((tmp_path / "model.json").read_text())["results"]
     }
+    summary = json.loads((tmp_path / "model.json").read_text())["summary"]
+    assert (summary["demo-model"]["resolved"], summary["demo-model"]["judged"]) == (1, 4)
     wrong = records["demo-model", "pytest-tebench__pycalc-1"]
     assert (wrong["status"], wrong["swebench"]["resolved"]) == ("evaluated", False)
     assert wrong["swebench"]["f2p_failure"] == ["tests/test_numbers.py::test_clamp_rejects_inverted_bounds"]
