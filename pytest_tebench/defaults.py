@@ -39,7 +39,7 @@ def pytest_tebench_make_benchmark(config: pytest.Config, name: str) -> Benchmark
     if name == "swebench":
         from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 
-        return SwebenchAdapter()
+        return SwebenchAdapter(progress=_live_printer(config))
     return None
 
 
@@ -119,14 +119,29 @@ def pytest_tebench_make_executor(config: pytest.Config, name: str) -> Executor |
     )
 
 
-def _progress_printer(config: pytest.Config) -> Callable[[str], None]:
+def _live_printer(config: pytest.Config) -> Callable[[str], None]:
+    """Progress shown while an item runs (pytest captures output then, so step around it)."""
+    show = _progress_printer(config, prefix="")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def live(line: str) -> None:
+        if capture is None:
+            show(line)
+            return
+        with capture.global_and_fixture_disabled():
+            show(line)
+
+    return live
+
+
+def _progress_printer(config: pytest.Config, prefix: str = "[tebench image] ") -> Callable[[str], None]:
     """Image builds take minutes: show their progress on the terminal (the controller's, if any)."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
 
     def show(line: str) -> None:
         if reporter is not None:
-            reporter.write_line(f"[tebench image] {line}")
+            reporter.write_line(f"{prefix}{line}")
         else:
-            print(f"[tebench image] {line}", file=sys.stderr, flush=True)
+            print(f"{prefix}{line}", file=sys.stderr, flush=True)
 
     return show

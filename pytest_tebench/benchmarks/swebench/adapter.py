@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,16 +46,19 @@ class SwebenchPrepared:
     timings: dict[str, float]
 
 
-def _progress(line: str) -> None:
-    # image builds take minutes; pytest captures sys.stderr during setup, so write past it
-    print(line, file=sys.__stderr__, flush=True)
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 class SwebenchAdapter:
     name = "swebench"
 
-    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, *, timeout: float = DEFAULT_TIMEOUT, progress: Callable[[str], None] = _stderr
+    ) -> None:
         self.timeout = timeout
+        #: Where image builds report progress (the plugin passes a terminal printer).
+        self.progress = progress
         self._executor: Executor | None = None
 
     # -- collection ------------------------------------------------------------------------
@@ -104,7 +108,7 @@ class SwebenchAdapter:
                 "the SWE-bench benchmark needs a Docker executor (its environments are images)"
             )
         image = environment.ensure_environment(
-            client, plan, source, lock_dir=context.cache_dir / "locks", progress=_progress
+            client, plan, source, lock_dir=context.cache_dir / "locks", progress=self.progress
         )
         done = time.perf_counter()
         return SwebenchPrepared(

@@ -360,6 +360,9 @@ def _write_context(context: Path, plan: EnvironmentPlan, source: Path, base: str
     )
 
 
+_SHOWN_BUILD_LINES = ("Step ", "+ ", "Successfully", "ERROR", "generated:")
+
+
 def _docker_build(client: Any, context: Path, tag: str, progress: Progress) -> None:
     tail: list[str] = []
     try:
@@ -373,7 +376,9 @@ def _docker_build(client: Any, context: Path, tag: str, progress: Progress) -> N
             if text:
                 tail.append(text)
                 for line in text.rstrip("\n").splitlines():
-                    progress(f"[swebench env] {line}")
+                    # the steps and commands, not pip's every line (the tail goes into a failure)
+                    if line.startswith(_SHOWN_BUILD_LINES):
+                        progress(f"[swebench env] {line}")
     except docker.errors.DockerException as exc:
         raise HarnessError(f"environment image {tag} failed to build: {exc}") from exc
     if not docker_image.image_present(client, tag):
