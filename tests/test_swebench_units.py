@@ -219,3 +219,47 @@ def test_figures_and_the_official_run_report() -> None:
     json.dumps(report)
     paths = summary.run_report_paths(Path("out/run.json"), ["gold", "org/model"])
     assert paths == {"gold": Path("out/run.gold.json"), "org/model": Path("out/run.org__model.json")}
+
+
+def test_unsupported_environments_are_skipped_and_listed_never_scored(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    # pydicom 1.2 needs Python 3.6: decided from SWE-bench's specification, before any repository
+    # or Docker engine is needed (neither exists for this run)
+    row = {**ROW, "instance_id": "pydicom__pydicom-1", "repo": "pydicom/pydicom", "version": "1.2"}
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text(json.dumps(row) + "\n")
+    report = tmp_path / "report.json"
+    run = tmp_path / "run.json"
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--tebench-predictions=gold",
+        "--tebench-benchmark=swebench",
+        f"--tebench-dataset={dataset}",
+        f"--tebench-cache-dir={tmp_path / 'cache'}",
+        "--tebench-offline",
+        f"--tebench-report={report}",
+        f"--tebench-swebench-report={run}",
+        "-rs",
+    )
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*unsupported environment: pydicom/pydicom 1.2 needs Python 3.6*"])
+    block = json.loads(report.read_text())["summary"]["gold"]
+    assert (block["judged"], block["unsupported_environment"], block["resolved_pct"]) == (0, 1, None)
+    record = json.loads(report.read_text())["results"][0]
+    assert record["status"] == "unsupported_environment"
+    assert json.loads(run.read_text())["error_ids"] == ["pydicom__pydicom-1"]
+
+
+def test_the_python_base_images_reuse_the_java_image_machinery() -> None:
+    from pytest_tebench.run import docker_image
+
+    recipe = environment.base_recipe("bookworm")
+    assert docker_image.image_tag(recipe).startswith("pytest-tebench/python-bookworm:")
+    script = docker_image.setup_script(recipe)
+    assert "python3-venv" in script and "openjdk" not in script and "maven" not in script
+    assert not any("JAVA" in change for change in docker_image.image_changes(recipe))
+    # the Java image's tag does not move because other recipes exist
+    assert docker_image.image_tag().startswith("pytest-tebench/java:")
+    assert docker_image.recipe_hash(docker_image.Recipe()) == docker_image.recipe_hash()

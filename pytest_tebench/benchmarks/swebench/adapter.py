@@ -90,6 +90,9 @@ class SwebenchAdapter:
         started = time.perf_counter()
         _register_demo()
         spec = official.specs(payload.repo, payload.version)
+        reason = environment.unsupported_reason(payload.repo, payload.version, spec)
+        if reason is not None:
+            raise environment.UnsupportedEnvironment(reason)
         source = context.repos.locate(payload.repo, [payload.base_commit, payload.environment_setup_commit])
         located = time.perf_counter()
         plan = environment.plan_environment(

@@ -222,19 +222,12 @@ def plan_environment(
 
     ``read_file(path)`` returns a file of the repository at ``setup_commit`` (None if absent).
     """
-    if spec is None:
-        raise UnsupportedEnvironment(f"SWE-bench has no specification for {repo} version {version}")
+    reason = unsupported_reason(repo, version, spec)
+    if reason is not None:
+        raise UnsupportedEnvironment(reason)
+    assert spec is not None
     python = str(spec.get("python", ""))
-    suite = SUITE_FOR_PYTHON.get(python)
-    if suite is None:
-        have = ", ".join(f"{v} ({s})" for v, s in SUITE_FOR_PYTHON.items())
-        raise UnsupportedEnvironment(
-            f"{repo} {version} needs Python {python}; Debian ships only {have} as python3"
-        )
-    if spec.get("pre_install"):
-        raise UnsupportedEnvironment(
-            f"{repo} {version} needs system packages installed by a pre_install step: {spec['pre_install']}"
-        )
+    suite = SUITE_FOR_PYTHON[python]
     setup = ["python -m pip install --upgrade pip setuptools wheel"]
     packages = str(spec.get("packages", "") or "")
     requirements = ""
@@ -242,17 +235,13 @@ def plan_environment(
         requirements = clean_requirements(_requirements(repo, requirement_paths, read_file))
         setup.append(f"cat > /tmp/requirements.txt <<'EOF_REQS'\n{requirements}\nEOF_REQS")
         setup.append("python -m pip install -r /tmp/requirements.txt")
-    elif packages == "environment.yml":
-        raise UnsupportedEnvironment(f"{repo} {version} is specified by a conda environment.yml")
     elif packages:
         # conda package names; for these repositories they are PyPI names too (numpy, pandas, pytest)
         setup.append(f"python -m pip install {packages}")
     pins = spec.get("pip_packages") or []
     if pins:
         setup.append("python -m pip install " + " ".join(shlex.quote(str(p)) for p in pins))
-    install = str(spec.get("install") or "")
-    if not install:
-        raise UnsupportedEnvironment(f"{repo} {version} has no install command in its specification")
+    install = str(spec["install"])
     test_cmd = spec.get("test_cmd")
     if isinstance(test_cmd, list):
         test_cmd = test_cmd[-1]
@@ -269,6 +258,26 @@ def plan_environment(
         requirements=requirements,
         pretend_version=pretend_version,
     )
+
+
+def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> str | None:
+    """Why the environment of ``(repo, version)`` cannot be had here, or None: from the
+    specification alone, before any repository is read or anything is built or run."""
+    if spec is None:
+        return f"SWE-bench has no specification for {repo} version {version}"
+    python = str(spec.get("python", ""))
+    if python not in SUITE_FOR_PYTHON:
+        have = ", ".join(f"{v} ({s})" for v, s in SUITE_FOR_PYTHON.items())
+        return f"{repo} {version} needs Python {python}; Debian ships only {have} as python3"
+    if spec.get("pre_install"):
+        return (
+            f"{repo} {version} needs system packages installed by a pre_install step: {spec['pre_install']}"
+        )
+    if spec.get("packages") == "environment.yml":
+        return f"{repo} {version} is specified by a conda environment.yml"
+    if not spec.get("install"):
+        return f"{repo} {version} has no install command in its specification"
+    return None
 
 
 _EXCLUDED_REQ_PREFIXES = ("-e .", "#", ".[test")
