@@ -263,3 +263,11 @@ def test_the_python_base_images_reuse_the_java_image_machinery() -> None:
     # the Java image's tag does not move because other recipes exist
     assert docker_image.image_tag().startswith("pytest-tebench/java:")
     assert docker_image.recipe_hash(docker_image.Recipe()) == docker_image.recipe_hash()
+
+
+def test_pre_install_commands_that_are_not_system_installs_run_before_the_install() -> None:
+    plan = _plan(
+        {"python": "3.9", "install": "pip install -e .", "pre_install": ["sed -i 's/>=>=/>=/' setup.cfg"]}
+    )
+    script = plan.script().splitlines()
+    assert script.index("sed -i 's/>=>=/>=/' setup.cfg") < script.index("pip install -e .")

@@ -16,7 +16,7 @@ Two layers, both cached by the hash of their recipe:
 
 SWE-bench itself makes its environments with conda, which can provide any Python; Debian provides
 one per suite. A specification whose Python no suite ships, or that needs system packages
-(``pre_install``), is ``unsupported_environment``: decided from the specification alone, before
+(a ``pre_install`` with apt-get), is ``unsupported_environment``: decided from the specification alone, before
 anything runs, and never counted as a model's failure.
 """
 
@@ -146,6 +146,8 @@ class EnvironmentPlan:
     test_cmd: str
     eval_commands: tuple[str, ...]
     setup_commit: str
+    #: SWE-bench's ``pre_install`` commands (run in the source tree before ``install``).
+    pre_install: tuple[str, ...] = ()
     #: The requirement files' text read from the mirror (part of the hash through ``setup``).
     requirements: str = ""
     #: setuptools-scm cannot see git metadata in the build context: the version it would compute.
@@ -165,6 +167,7 @@ class EnvironmentPlan:
         if self.pretend_version:
             lines.append(f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(self.pretend_version)}")
         lines += [
+            *self.pre_install,
             self.install,
             # what the install generated in the source tree (egg-info, version files), kept for
             # every evaluated tree; the tracked files are listed in /opt/swebench/tracked
@@ -254,10 +257,15 @@ def plan_environment(
         install=install,
         test_cmd=str(test_cmd or "pytest -rA"),
         eval_commands=tuple(str(c) for c in spec.get("eval_commands") or ()),
+        pre_install=tuple(str(c) for c in spec.get("pre_install") or ()),
         setup_commit=setup_commit,
         requirements=requirements,
         pretend_version=pretend_version,
     )
+
+
+#: pre_install commands that install system packages (any other, e.g. a ``sed`` on setup.cfg, runs).
+_SYSTEM_INSTALL = re.compile(r"\b(apt-get|apt|dpkg|yum|conda)\b")
 
 
 def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> str | None:
@@ -269,10 +277,9 @@ def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> 
     if python not in SUITE_FOR_PYTHON:
         have = ", ".join(f"{v} ({s})" for v, s in SUITE_FOR_PYTHON.items())
         return f"{repo} {version} needs Python {python}; Debian ships only {have} as python3"
-    if spec.get("pre_install"):
-        return (
-            f"{repo} {version} needs system packages installed by a pre_install step: {spec['pre_install']}"
-        )
+    system = [str(c) for c in spec.get("pre_install") or () if _SYSTEM_INSTALL.search(str(c))]
+    if system:
+        return f"{repo} {version} needs system packages (pre_install: {'; '.join(system)})"
     if spec.get("packages") == "environment.yml":
         return f"{repo} {version} is specified by a conda environment.yml"
     if not spec.get("install"):
