@@ -39,7 +39,9 @@ def pytest_tebench_make_benchmark(config: pytest.Config, name: str) -> Benchmark
     if name == "swebench":
         from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 
-        return SwebenchAdapter(progress=_live_printer(config))
+        return SwebenchAdapter(
+            progress=_live_printer(config), network=bool(config.getoption("tebench_swebench_network", False))
+        )
     return None
 
 

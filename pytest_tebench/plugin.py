@@ -112,6 +112,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "unresolved_ids, empty_patch_ids, error_ids...) to PATH (one file per model).",
     )  # fmt: skip
     group.addoption(
+        "--tebench-swebench-network", dest="tebench_swebench_network", action="store_true",
+        help="With --tebench-benchmark=swebench: let the tests use the network (some requests tests call "
+        "httpbin.org). Off by default: tests run with --network none.",
+    )  # fmt: skip
+    group.addoption(
         "--tebench-min-f1", dest="tebench_min_f1", metavar="X", type=_fraction, default=None,
         help="Fail the session when a model's micro identification F1 is below X (0..1).",
     )  # fmt: skip

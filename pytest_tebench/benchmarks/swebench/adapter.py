@@ -54,9 +54,15 @@ class SwebenchAdapter:
     name = "swebench"
 
     def __init__(
-        self, *, timeout: float = DEFAULT_TIMEOUT, progress: Callable[[str], None] = _stderr
+        self,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        progress: Callable[[str], None] = _stderr,
+        network: bool = False,
     ) -> None:
         self.timeout = timeout
+        #: Whether the tests may use the network (opt-in; the sandbox is offline by default).
+        self.network = network
         #: Where image builds report progress (the plugin passes a terminal printer).
         self.progress = progress
         self._executor: Executor | None = None
@@ -134,6 +140,7 @@ class SwebenchAdapter:
             "resolved": False,
             "resolution": None,
             "patch_extraction": prediction.extraction,
+            "network": self.network,
         }
         record["swebench"] = block
         if prediction.is_empty:
@@ -160,6 +167,7 @@ class SwebenchAdapter:
                 prepared.image,
                 script,
                 timeout=timeout,
+                network=self.network,
                 scratch=context.cache_dir / "swebench-scratch",
             )
             record["timings"]["tests"] = evaluation.timed(started)

@@ -126,9 +126,12 @@ def run_tests(
     *,
     timeout: float,
     scratch: Path,
+    network: bool = False,
 ) -> tuple[StepResult, str]:
     """Run ``script`` in ``image`` on ``tree``; return the step result and the test log."""
-    step = BuildStep(name="swebench-test", argv=("bash", "-c", script), timeout=timeout, image=image)
+    step = BuildStep(
+        name="swebench-test", argv=("bash", "-c", script), timeout=timeout, image=image, network=network
+    )
     scratch.mkdir(parents=True, exist_ok=True)
     result = executor.run(tree, step, maven_repo=scratch)
     log_file = tree / LOG_NAME
