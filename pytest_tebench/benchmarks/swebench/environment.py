@@ -32,7 +32,6 @@ import tarfile
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +151,6 @@ class EnvironmentPlan:
     requirements: str = ""
     #: setuptools-scm cannot see git metadata in the build context: the version it would compute.
     pretend_version: str = ""
-    notes: tuple[str, ...] = field(default=())
 
     def script(self) -> str:
         lines = [
