@@ -38,9 +38,13 @@ def pytest_tebench_make_benchmark(config: pytest.Config, name: str) -> Benchmark
         return TebenchAdapter()
     if name == "swebench":
         from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
+        from pytest_tebench.benchmarks.swebench.environment import DEFAULT_PYPI_DATE
 
+        date = config.getoption("tebench_swebench_pypi_date", None) or DEFAULT_PYPI_DATE
         return SwebenchAdapter(
-            progress=_live_printer(config), network=bool(config.getoption("tebench_swebench_network", False))
+            progress=_live_printer(config),
+            network=bool(config.getoption("tebench_swebench_network", False)),
+            pypi_date="" if date == "today" else str(date),
         )
     return None
 

@@ -117,6 +117,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "httpbin.org). Off by default: tests run with --network none.",
     )  # fmt: skip
     group.addoption(
+        "--tebench-swebench-pypi-date", dest="tebench_swebench_pypi_date", metavar="DATE|today", default=None,
+        help="With --tebench-benchmark=swebench: environments install unpinned packages as PyPI stood on "
+        "DATE (ISO 8601), or 'today'. Default: 2023-11-01T00:00:00Z, when SWE-bench's test lists were made.",
+    )  # fmt: skip
+    group.addoption(
         "--tebench-min-f1", dest="tebench_min_f1", metavar="X", type=_fraction, default=None,
         help="Fail the session when a model's micro identification F1 is below X (0..1).",
     )  # fmt: skip

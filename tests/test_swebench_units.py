@@ -116,7 +116,12 @@ def test_requirement_files_come_from_the_mirror_with_nested_files() -> None:
     }
     plan = _plan({"python": "3.9", "install": "pip install -e .", "packages": "requirements.txt"}, files)
     assert plan.requirements.split("\n") == ["pytest==7.1", "", "sphinx==4.0", ""]
-    assert "python -m pip install -r /tmp/requirements.txt" in plan.script()
+    script = plan.script()
+    assert "python -m pip install -r /tmp/requirements.txt" in script
+    # unpinned packages resolve as PyPI stood when SWE-bench's test lists were made
+    assert script.index("export PIP_UPLOADED_PRIOR_TO=2023-11-01T00:00:00Z") < script.index(
+        "-r /tmp/requirements"
+    )
 
 
 def test_model_patches_apply_like_swebench(tmp_path: Path) -> None:

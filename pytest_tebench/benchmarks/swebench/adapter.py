@@ -59,7 +59,10 @@ class SwebenchAdapter:
         timeout: float = DEFAULT_TIMEOUT,
         progress: Callable[[str], None] = _stderr,
         network: bool = False,
+        pypi_date: str = environment.DEFAULT_PYPI_DATE,
     ) -> None:
+        #: PyPI's state that environments resolve unpinned packages against ("" = today's).
+        self.pypi_date = pypi_date
         self.timeout = timeout
         #: Whether the tests may use the network (opt-in; the sandbox is offline by default).
         self.network = network
@@ -110,6 +113,7 @@ class SwebenchAdapter:
             requirement_paths=official.requirement_paths(payload.repo),
             clean_requirements=official.modules().python_spec.clean_requirements,
             pretend_version=environment.pretend_version(source, payload.environment_setup_commit),
+            pypi_date=self.pypi_date,
         )
         client = getattr(self.executor(context), "client", None)
         if client is None:

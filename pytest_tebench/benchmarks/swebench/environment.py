@@ -51,6 +51,10 @@ VENV = "/opt/venv"
 GENERATED_TAR = "/opt/swebench/generated.tar"
 #: The Python each Debian suite ships as ``python3``.
 SUITE_FOR_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
+#: Unpinned packages resolve as PyPI stood on this date: when SWE-bench was published (October 2023)
+#: and its FAIL_TO_PASS / PASS_TO_PASS lists were validated. Today's PyPI gives e.g. pytest 8, which
+#: no longer runs nose-style ``setup`` methods that PASS_TO_PASS tests of pydicom rely on.
+DEFAULT_PYPI_DATE = "2023-11-01T00:00:00Z"
 #: The certificate bundle pip uses in the image: the system one, which trusts the host's CAs.
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 
@@ -217,6 +221,7 @@ def plan_environment(
     requirement_paths: tuple[str, ...],
     clean_requirements: Callable[[str], str] = lambda text: text,
     pretend_version: str = "",
+    pypi_date: str = DEFAULT_PYPI_DATE,
 ) -> EnvironmentPlan:
     """The plan for ``(repo, version)`` from SWE-bench's specification, or
     :class:`UnsupportedEnvironment` (decided here, before anything is built or run).
@@ -229,7 +234,11 @@ def plan_environment(
     assert spec is not None
     python = str(spec.get("python", ""))
     suite = SUITE_FOR_PYTHON[python]
-    setup = ["python -m pip install --upgrade pip setuptools wheel"]
+    # a pip that knows --uploaded-prior-to, then PyPI as it stood at pypi_date for everything else
+    setup = ["python -m pip install --upgrade pip"]
+    if pypi_date:
+        setup.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(pypi_date)}")
+    setup.append("python -m pip install --upgrade setuptools wheel")
     packages = str(spec.get("packages", "") or "")
     requirements = ""
     if packages == "requirements.txt":

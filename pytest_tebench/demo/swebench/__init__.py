@@ -29,7 +29,7 @@ SPECS: dict[str, dict[str, Any]] = {
     "1.0": {
         "python": "3.9",
         "install": "python -m pip install -e .",
-        "pip_packages": ["pytest==8.3.3"],
+        "pip_packages": ["pytest==7.4.2"],
         "test_cmd": "pytest -rA",
     }
 }
