@@ -69,6 +69,7 @@ class SwebenchAdapter:
         #: Where image builds report progress (the plugin passes a terminal printer).
         self.progress = progress
         self._executor: Executor | None = None
+        self._failed_builds: dict[str, str] = {}
 
     # -- collection ------------------------------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
@@ -120,9 +121,19 @@ class SwebenchAdapter:
             raise HarnessError(
                 "the SWE-bench benchmark needs a Docker executor (its environments are images)"
             )
-        image = environment.ensure_environment(
-            client, plan, source, lock_dir=context.cache_dir / "locks", progress=self.progress
-        )
+        tag = plan.tag()
+        if tag in self._failed_builds:
+            # one failed build per process is enough: the next items of that environment say why
+            raise HarnessError(
+                f"environment image {tag} failed to build earlier in this run: {self._failed_builds[tag]}"
+            )
+        try:
+            image = environment.ensure_environment(
+                client, plan, source, lock_dir=context.cache_dir / "locks", progress=self.progress
+            )
+        except HarnessError as exc:
+            self._failed_builds[tag] = str(exc)
+            raise
         done = time.perf_counter()
         return SwebenchPrepared(
             source, plan, image, {"repository": located - started, "environment": done - located}
