@@ -170,7 +170,10 @@ class EnvironmentPlan:
             lines.append(f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(self.pretend_version)}")
         lines += [
             *self.pre_install,
-            self.install,
+            # SWE-bench's conda pip (2023) fell back to `setup.py develop` for projects whose pinned
+            # build backend predates PEP 660 (astroid 2.13 pins setuptools~=62.6); today's pip does
+            # not, so such an install is retried with the venv's own setuptools
+            f"{self.install} || {self.install} --no-build-isolation",
             # what the install generated in the source tree (egg-info, version files), kept for
             # every evaluated tree; the tracked files are listed in /opt/swebench/tracked
             "python3 /opt/swebench/generated.py",
