@@ -1,22 +1,34 @@
 # Two entry points, each doing its own set-up (a virtual environment in .venv):
 #   make demo   evaluate the gold patches of the embedded demo benchmark
+#   make demo-swebench   evaluate the SWE-bench demo (pycalc) in Docker: gold and a model's predictions
 #   make test   run the project's test suite (Maven and Docker tests included)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: demo test lint clean
+.PHONY: demo demo-swebench test lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,text]'
+	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
 demo: $(BIN)/.installed
 	$(BIN)/pytest -p no:cacheprovider --tebench-predictions=gold -n $(PYTEST_WORKERS) \
 		--tebench-report=tebench-report.json --junitxml=tebench-junit.xml --tebench-html=tebench-report.html
+
+SWEBENCH_DEMO := pytest_tebench/demo/swebench
+demo-swebench: $(BIN)/.installed
+	-@scripts/ensure-docker
+	@# gold resolves every instance (the run passes); the model's run fails 4 of its 5 items by design
+	$(BIN)/pytest -p no:cacheprovider --tebench-benchmark=swebench --tebench-dataset=$(SWEBENCH_DEMO)/dataset.jsonl \
+		--tebench-predictions=gold
+	-$(BIN)/pytest -p no:cacheprovider --tebench-benchmark=swebench --tebench-dataset=$(SWEBENCH_DEMO)/dataset.jsonl \
+		--tebench-predictions=$(SWEBENCH_DEMO)/predictions/demo-model.jsonl \
+		--tebench-report=swebench-report.json --tebench-swebench-report=swebench-run-report.json \
+		--junitxml=swebench-junit.xml
 
 test: $(BIN)/.installed
 	@# Docker tests need an engine and the sandbox image; where we are root this installs and
@@ -32,4 +44,4 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info tebench-report.json tebench-junit.xml tebench-report.html
+	rm -rf $(VENV) build dist *.egg-info tebench-report.json tebench-junit.xml tebench-report.html swebench-*.json swebench-junit.xml

@@ -33,7 +33,7 @@ from pytest_tebench.run.executors import create_executor
 @pytest.hookimpl(trylast=True)
 def pytest_tebench_make_benchmark(config: pytest.Config, name: str) -> BenchmarkAdapter | None:
     options = config.stash[options_key]
-    return make_builtin(name, option_values(config), options.cache_dir)
+    return make_builtin(name, option_values(config), options.cache_dir, progress=_live_printer(config))
 
 
 @pytest.hookimpl(trylast=True)
@@ -70,6 +70,10 @@ def pytest_tebench_write_reports(config: pytest.Config, report: dict[str, Any]) 
             write_report(report, path)
         except OSError as exc:
             raise InputError(f"cannot write the JSON report: {exc}", source=str(path)) from exc
+    controller = config.pluginmanager.get_plugin("tebench-controller")
+    adapter: BenchmarkAdapter | None = getattr(controller, "adapter", None)
+    if adapter is not None:
+        adapter.write_reports(report)  # the benchmark's own formats (SWE-bench's run report)
     html_path = config.getoption("tebench_html", None)
     if html_path is not None:
         _write_html_report(config, report, html_path, run=options.anchor_nodeid)
@@ -100,12 +104,20 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         terminalreporter.write_line(f"HTML report: {written}")
 
 
-#: Option values that are machine-specific paths: two identical runs' reports must not differ.
-_PATHS = ("cache_dir", "maven_repo", "repos", "report", "predictions", "html")
-
-
 def _plain_options(options: TebenchOptions) -> dict[str, Any]:
-    return {key: value for key, value in sorted(options.values.items()) if key not in _PATHS}
+    """The run's option values for the report, without paths: they are machine-specific, and two
+    identical runs' reports must not differ."""
+
+    def has_path(value: Any) -> bool:
+        if isinstance(value, list | tuple):
+            return any(has_path(item) for item in value)
+        return isinstance(value, Path)
+
+    return {
+        key: value
+        for key, value in sorted(options.values.items())
+        if key != "predictions" and not has_path(value)
+    }
 
 
 @pytest.hookimpl(trylast=True)
@@ -124,14 +136,29 @@ def pytest_tebench_make_executor(config: pytest.Config, name: str) -> Executor |
     )
 
 
-def _progress_printer(config: pytest.Config) -> Callable[[str], None]:
+def _live_printer(config: pytest.Config) -> Callable[[str], None]:
+    """Progress shown while an item runs (pytest captures output then, so step around it)."""
+    show = _progress_printer(config, prefix="")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def live(line: str) -> None:
+        if capture is None:
+            show(line)
+            return
+        with capture.global_and_fixture_disabled():
+            show(line)
+
+    return live
+
+
+def _progress_printer(config: pytest.Config, prefix: str = "[tebench image] ") -> Callable[[str], None]:
     """Image builds take minutes: show their progress on the terminal (the controller's, if any)."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
 
     def show(line: str) -> None:
         if reporter is not None:
-            reporter.write_line(f"[tebench image] {line}")
+            reporter.write_line(f"{prefix}{line}")
         else:
-            print(f"[tebench image] {line}", file=sys.stderr, flush=True)
+            print(f"{prefix}{line}", file=sys.stderr, flush=True)
 
     return show

@@ -142,6 +142,10 @@ def _add_markers(
     worker: TebenchWorker = config.stash[worker_key]
     adapter_markers = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in worker.adapter.markers}
     for label in instance.labels:
+        if label not in adapter_markers:
+            # labels the adapter cannot list up front (SWE-bench: repo and version) are registered
+            # on first use, so --strict-markers accepts them
+            config.addinivalue_line("markers", f"{label}: instances labelled {label}")
         item.add_marker(label)
     project_marker = _marker_name(instance.project)
     if project_marker not in adapter_markers:
@@ -185,6 +189,7 @@ class TebenchItem(pytest.Item):
             pytest.fail(f"harness error: {self.problem}", pytrace=False)
         assert self.instance is not None
         failure: str | None = None
+        skip: str | None = None
         key: str | None = None
         try:
             key = worker.result_key(self.instance, self.prediction)
@@ -198,6 +203,9 @@ class TebenchItem(pytest.Item):
             record = worker.adapter.evaluate(self.instance, prepared, self.prediction, context)
         except HarnessError as exc:
             self._keep_record(_with_evidence(self._error_record(str(exc), status=exc.status), exc))
+            if exc.status == "unsupported_environment":
+                # decided from the environment alone, before running: neither a score nor a failure
+                skip = f"unsupported environment: {exc}"
             kind = "invalid instance" if exc.status == "invalid_instance" else "harness error"
             failure = f"{kind}: {exc}"
         except Exception as exc:
@@ -205,6 +213,8 @@ class TebenchItem(pytest.Item):
             # and the traceback stays visible
             self._keep_record(self._error_record(f"internal error: {type(exc).__name__}: {exc}"))
             raise
+        if skip is not None:
+            pytest.skip(skip)
         if failure is not None:
             # outside the except block: the message is shown once, not chained to its cause
             pytest.fail(failure, pytrace=False)
@@ -221,6 +231,11 @@ class TebenchItem(pytest.Item):
         record = self.stash[record_key]
         status = record["status"]
         if status == "evaluated":
+            # a benchmark may judge evaluated items further (SWE-bench: an unresolved issue fails)
+            worker: TebenchWorker = self.config.stash[worker_key]
+            verdict = worker.adapter.verdict(record)
+            if verdict:
+                raise PredictionFailed(verdict)
             return
         if status == "empty":
             raise PredictionFailed("empty prediction: no patch to evaluate (scored 0)")

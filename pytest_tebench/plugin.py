@@ -152,6 +152,6 @@ def pytest_runtest_makereport(
     report: pytest.TestReport = yield
     if isinstance(item, TebenchItem):
         record = item.stash.get(record_key, None)
-        if record is not None and (call.when == "call" or report.failed):
+        if record is not None and (call.when == "call" or report.failed or report.skipped):
             report.tebench_record = record  # type: ignore[attr-defined]
     return report

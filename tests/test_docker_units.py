@@ -238,6 +238,18 @@ def test_spec_of_a_warm_up_step_has_network_and_a_writable_repo(tmp_path: Path) 
     assert mounts[CONTAINER_MAVEN_REPO]["ReadOnly"] is False
 
 
+def test_a_step_with_its_own_image_keeps_the_sandbox_and_the_image_s_env(tmp_path: Path) -> None:
+    step = BuildStep(name="swebench-test", argv=("bash", "-c", "pytest -rA"), timeout=60, image="env:1")
+    spec = _spec(step, tmp_path)
+    assert spec["image"] == "env:1"
+    env = spec["environment"]
+    assert isinstance(env, dict)
+    # the image's PATH (its venv) stands: no JDK chosen, no PATH imposed
+    assert "PATH" not in env and "JAVA_HOME" not in env
+    assert (spec["network_mode"], spec["read_only"], spec["cap_drop"]) == ("none", True, ["ALL"])
+    assert not str(spec["user"]).startswith("0:")
+
+
 def test_spec_refuses_maven_older_than_3_9(tmp_path: Path) -> None:
     step = BuildStep(name="c", argv=("mvn", "compile"), timeout=60, maven_version="3.8.8")
     with pytest.raises(HarnessError, match=r">= 3\.9"):

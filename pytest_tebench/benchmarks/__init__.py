@@ -9,6 +9,7 @@ run's option values. Plugins and conftests add benchmarks through the
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +28,10 @@ BUILTIN_BENCHMARKS: dict[str, tuple[str, str]] = {
         "pytest_tebench.benchmarks.tebench.settings:TEBENCH_OPTIONS",
         "pytest_tebench.benchmarks.tebench.adapter:create_adapter",
     ),
+    "swebench": (
+        "pytest_tebench.benchmarks.swebench.settings:SWEBENCH_OPTIONS",
+        "pytest_tebench.benchmarks.swebench.adapter:create_adapter",
+    ),
 }
 
 
@@ -40,10 +45,13 @@ def builtin_options() -> list[OptionSpec]:
     return unique_specs(*(_load(options) for options, _ in BUILTIN_BENCHMARKS.values()))
 
 
-def make_builtin(name: str, values: Mapping[str, Any], cache_dir: Path) -> BenchmarkAdapter | None:
-    """The built-in adapter called ``name``, or None when there is none."""
+def make_builtin(
+    name: str, values: Mapping[str, Any], cache_dir: Path, progress: Callable[[str], None] | None = None
+) -> BenchmarkAdapter | None:
+    """The built-in adapter called ``name``, or None when there is none. ``progress`` shows long
+    preparations (environment image builds) while an item runs."""
     entry = BUILTIN_BENCHMARKS.get(name)
     if entry is None:
         return None
-    adapter: BenchmarkAdapter = _load(entry[1])(values, cache_dir)
+    adapter: BenchmarkAdapter = _load(entry[1])(values, cache_dir, progress)
     return adapter

@@ -75,7 +75,8 @@ class Prepared(Protocol):
 class BenchmarkAdapter(Protocol):
     #: The ``--tebench-benchmark`` name.
     name: str
-    #: Marker lines (``"name: description"``) registered when this benchmark runs.
+    #: Marker lines (``"name: description"``) registered when this benchmark runs; instance labels
+    #: not listed here are registered on first use.
     markers: tuple[str, ...]
     #: Metrics ``--tebench-fail-under=METRIC=X`` accepts, with a one-line description each.
     gate_metrics: Mapping[str, str]
@@ -133,6 +134,15 @@ class BenchmarkAdapter(Protocol):
 
     def report_fields(self) -> dict[str, Any]:
         """Top-level fields of the JSON report that describe this benchmark's settings."""
+        ...
+
+    def verdict(self, record: Mapping[str, Any]) -> str | None:
+        """Why an ``evaluated`` item fails as a pytest item (SWE-bench: unresolved), or None."""
+        ...
+
+    def write_reports(self, report: Mapping[str, Any]) -> None:
+        """Write the benchmark's own report formats from the final JSON report (controller;
+        SWE-bench's run report). Raise :class:`~pytest_tebench.errors.InputError` on failure."""
         ...
 
 

@@ -381,18 +381,22 @@ class DockerExecutor:
         if maven_home is not None:
             mounts.append(docker.types.Mount(CONTAINER_MAVEN_DIST, maven_home, type="bind", read_only=True))
             argv = (f"{CONTAINER_MAVEN_DIST}/bin/mvn", *argv[1:])
-        home = docker_image.java_home(image_jdk(step.java_version, self._recipe.jdks))
         uid, gid = self._user()
-        env = {
-            **dict(step_env),
-            "JAVA_HOME": home,
-            "PATH": f"{home}/bin:{docker_image.BASE_PATH}",
-            "HOME": docker_image.CONTAINER_HOME,
-            # As on the host: no rc file may override the JAVA_HOME chosen here.
-            "MAVEN_SKIP_RC": "true",
-        }
+        if step.image:
+            # a step's own image keeps its own ENV (PATH, VIRTUAL_ENV); no JDK to choose
+            env = {**dict(step_env), "HOME": docker_image.CONTAINER_HOME}
+        else:
+            home = docker_image.java_home(image_jdk(step.java_version, self._recipe.jdks))
+            env = {
+                **dict(step_env),
+                "JAVA_HOME": home,
+                "PATH": f"{home}/bin:{docker_image.BASE_PATH}",
+                "HOME": docker_image.CONTAINER_HOME,
+                # As on the host: no rc file may override the JAVA_HOME chosen here.
+                "MAVEN_SKIP_RC": "true",
+            }
         return {
-            "image": self.image,
+            "image": step.image or self.image,
             "command": list(argv),
             "environment": env,
             "working_dir": CONTAINER_WORKSPACE,
@@ -435,9 +439,13 @@ class DockerExecutor:
         if not step.argv:
             raise HarnessError(f"step {step.name!r} has no command")
         maven_repo.mkdir(parents=True, exist_ok=True)
-        image_id = self._ensure_image()
-        spec = self.container_spec(workspace, step, maven_repo)
-        runtime = f"docker {self.image} ({image_id[:19]}) JAVA_HOME={spec['environment']['JAVA_HOME']}"
+        if step.image:
+            runtime = f"docker {step.image}"
+            spec = self.container_spec(workspace, step, maven_repo)
+        else:
+            image_id = self._ensure_image()
+            spec = self.container_spec(workspace, step, maven_repo)
+            runtime = f"docker {self.image} ({image_id[:19]}) JAVA_HOME={spec['environment']['JAVA_HOME']}"
         restore = self._hand_over(workspace, maven_repo, step)
         container: Any = None
         started = time.monotonic()

@@ -91,6 +91,12 @@ class Recipe:
     #: steps work behind a TLS-intercepting proxy the host trusts. Their digests are hashed, so
     #: the tag depends on them. ``""`` disables this.
     host_ca_dir: str = "/usr/local/share/ca-certificates"
+    #: Other toolchains (the Python images of the SWE-bench benchmark) reuse this machinery with
+    #: their own setup script template (same ``{...}`` fields as the Java one), their own
+    #: ``docker import`` changes and image repository. Empty means the Java image's.
+    template: str = ""
+    changes: tuple[str, ...] = ()
+    repository: str = ""
 
 
 DEFAULT_RECIPE = Recipe()
@@ -182,7 +188,7 @@ echo "recipe: done"
 
 def setup_script(recipe: Recipe = DEFAULT_RECIPE) -> str:
     """The shell script that turns a minbase rootfs into the build image (run in a chroot)."""
-    return _SETUP_TEMPLATE.format(
+    return (recipe.template or _SETUP_TEMPLATE).format(
         recipe_version=RECIPE_VERSION,
         base_path=BASE_PATH,
         packages=" ".join(recipe.packages),
@@ -197,6 +203,8 @@ def setup_script(recipe: Recipe = DEFAULT_RECIPE) -> str:
 
 def image_changes(recipe: Recipe = DEFAULT_RECIPE) -> tuple[str, ...]:
     """Dockerfile instructions given to ``docker import --change``."""
+    if recipe.changes:
+        return recipe.changes
     default_home = java_home(recipe.default_jdk)
     envs = [f"ENV JAVA_HOME={default_home}"]
     envs += [f"ENV JAVA{v}_HOME={java_home(v)}" for v in recipe.jdks]
@@ -245,13 +253,16 @@ def recipe_hash(recipe: Recipe = DEFAULT_RECIPE) -> str:
         "host_cas": [[name, hashlib.sha256(pem).hexdigest()] for name, pem in host_ca_certificates(recipe)],
         "changes": list(image_changes(recipe)),
     }
+    if recipe.repository:
+        # only other toolchains' recipes carry it: the Java image's tag stays what it was
+        payload["repository"] = recipe.repository
     blob = json.dumps(payload, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:12]
 
 
 def image_tag(recipe: Recipe = DEFAULT_RECIPE) -> str:
-    """``pytest-tebench/java:<recipe hash>``."""
-    return f"{IMAGE_REPOSITORY}:{recipe_hash(recipe)}"
+    """``pytest-tebench/java:<recipe hash>`` (or the recipe's own repository)."""
+    return f"{recipe.repository or IMAGE_REPOSITORY}:{recipe_hash(recipe)}"
 
 
 def _labels(recipe: Recipe) -> tuple[str, ...]:

@@ -47,6 +47,10 @@ class BuildStep:
     #: The one-launch ``mvn test`` uses it: the compile limit until Surefire starts, then the test limit.
     phase_marker: str = ""
     phase_timeout: float = 0.0
+    #: Container image for this step instead of the executor's own (benchmarks whose instances each
+    #: need their own environment, e.g. SWE-bench). The image's own ``ENV`` (PATH...) then stands;
+    #: only container executors can honour it (the local executor refuses such a step).
+    image: str = ""
 
 
 #: Characters kept of one output line; the rest of a longer line is dropped.

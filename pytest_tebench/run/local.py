@@ -128,6 +128,10 @@ class LocalExecutor:
             raise HarnessError(f"workspace {workspace} does not exist")
         if not step.argv:
             raise HarnessError(f"step {step.name!r} has no command")
+        if step.image:
+            raise HarnessError(
+                f"step {step.name!r} needs the container image {step.image}: use a Docker executor"
+            )
         step = expand_placeholders(
             step, workspace=str(workspace.resolve()), maven_repo=str(maven_repo.resolve())
         )

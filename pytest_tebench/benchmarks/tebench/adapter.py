@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -327,6 +328,12 @@ class TebenchAdapter:
     def report_fields(self) -> dict[str, Any]:
         return {"update_scoring": self.settings.scoring}
 
+    def verdict(self, record: Mapping[str, Any]) -> str | None:
+        return None  # an evaluated TEBench item passes; its scores say how well
+
+    def write_reports(self, report: Mapping[str, Any]) -> None:
+        pass  # TEBench has no report format of its own beyond the JSON report
+
     def _failed_update(self, prepared: TebenchPrepared) -> dict[str, Any] | None:
         """An empty or unapplicable prediction scores 0 on every update metric (a model failure)."""
         if self.settings.update is None or prepared.reference is None:
@@ -456,6 +463,8 @@ def _labels(data: dict[str, Any]) -> tuple[str, ...]:
     return tuple(label for label in LABELS if label in labels)
 
 
-def create_adapter(values: Mapping[str, Any], cache_dir: Path) -> TebenchAdapter:
+def create_adapter(
+    values: Mapping[str, Any], cache_dir: Path, progress: Callable[[str], None] | None = None
+) -> TebenchAdapter:
     """The adapter for a run, from its option values (``TEBENCH_OPTIONS``, keyed by dest)."""
     return TebenchAdapter(TebenchSettings.from_values(values, cache_dir))

@@ -1,0 +1,421 @@
+"""Docker environments for SWE-bench instances, built from Debian packages and PyPI only.
+
+Two layers, both cached by the hash of their recipe:
+
+* a **suite base** per Debian suite (``pytest-tebench/python-<suite>:<hash>``): debootstrap, the
+  suite's own ``python3`` (bullseye 3.9, bookworm 3.11, trixie 3.13), ``python3-venv``, a C
+  toolchain for sdists, git; made by :mod:`pytest_tebench.run.docker_image`, like the Java image;
+* an **environment** per (repo, version, specification) (``pytest-tebench/swebench-env:<hash>``),
+  ``docker build`` ``FROM`` the suite base: a venv at ``/opt/venv`` with SWE-bench's packages,
+  requirement files (read from the local mirror at ``environment_setup_commit``, never from the
+  network) and pip pins installed from PyPI, then the spec's install command run once in
+  ``/workspace`` on the source at ``environment_setup_commit``. Editable installs therefore point
+  at ``/workspace``, where each evaluation later mounts the instance's own tree; the files the
+  install generated there (egg-info, version files) are kept in ``/opt/swebench/generated.tar``
+  and unpacked into every evaluated tree.
+
+SWE-bench itself makes its environments with conda, which can provide any Python; Debian provides
+one per suite. A specification whose Python no suite ships, or that needs system packages
+(a ``pre_install`` with apt-get), is ``unsupported_environment``: decided from the specification alone, before
+anything runs, and never counted as a model's failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import shlex
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.locking import file_lock
+from pytest_tebench.locking import lock_name
+from pytest_tebench.run import docker_image
+from pytest_tebench.workspace.gitcmd import GitError
+from pytest_tebench.workspace.gitcmd import git
+
+#: Bump to rebuild every environment image (something unhashed changed what they contain).
+ENV_RECIPE_VERSION = 1
+ENV_REPOSITORY = "pytest-tebench/swebench-env"
+VENV = "/opt/venv"
+GENERATED_TAR = "/opt/swebench/generated.tar"
+#: The Python each Debian suite ships as ``python3``.
+SUITE_FOR_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
+#: Unpinned packages resolve as PyPI stood on this date: when SWE-bench was published (October 2023)
+#: and its FAIL_TO_PASS / PASS_TO_PASS lists were validated. Today's PyPI gives e.g. pytest 8, which
+#: no longer runs nose-style ``setup`` methods that PASS_TO_PASS tests of pydicom rely on.
+DEFAULT_PYPI_DATE = "2023-11-01T00:00:00Z"
+#: The certificate bundle pip uses in the image: the system one, which trusts the host's CAs.
+CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+
+Progress = Callable[[str], None]
+
+
+class UnsupportedEnvironment(HarnessError):
+    """The instance's environment cannot be had here (no such Python in Debian, system packages)."""
+
+    status = "unsupported_environment"
+
+
+# The suite base's setup script, run as root in the debootstrapped rootfs by docker_image.
+_BASE_TEMPLATE = r"""#!/bin/sh
+# pytest-tebench python base {recipe_version}: runs as root inside the debootstrapped rootfs.
+set -eu
+export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 PATH={base_path}
+mkdir -p /etc/dpkg/dpkg.cfg.d /etc/apt/apt.conf.d
+cat >/etc/dpkg/dpkg.cfg.d/01-tebench-nodoc <<'EOF'
+path-exclude=/usr/share/doc/*
+path-include=/usr/share/doc/*/copyright
+path-exclude=/usr/share/man/*
+path-exclude=/usr/share/info/*
+path-exclude=/usr/share/locale/*
+EOF
+cat >/etc/apt/apt.conf.d/01-tebench <<'EOF'
+APT::Install-Recommends "false";
+APT::Install-Suggests "false";
+Acquire::Check-Valid-Until "false";
+Acquire::Retries "3";
+EOF
+printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+chmod 755 /usr/sbin/policy-rc.d
+apt-get -q update
+apt-get -q install -y {packages}
+groupadd --gid {uid} {user}
+useradd --no-log-init --uid {uid} --gid {uid} --create-home --shell /bin/bash {user}
+mkdir -p {workspace}
+chown {uid}:{uid} {workspace}
+{{
+    echo "python: $(python3 --version 2>&1)"
+    echo "suite: {suite}"
+}} >/etc/tebench-image
+cat /etc/tebench-image
+apt-get clean
+rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/*.log /tmp/* /var/tmp/*
+rm -f /usr/sbin/policy-rc.d
+echo "recipe: done"
+"""
+
+_BASE_PACKAGES = (
+    "python3",
+    "python3-venv",
+    "python3-dev",
+    "build-essential",
+    "git",
+    "ca-certificates",
+)
+
+
+def base_recipe(suite: str) -> docker_image.Recipe:
+    """The suite base image's recipe (the same machinery and cache rules as the Java image)."""
+    return docker_image.Recipe(
+        suite=suite,
+        packages=_BASE_PACKAGES,
+        jdks=(),
+        default_jdk=0,
+        template=_BASE_TEMPLATE,
+        changes=(
+            f"ENV PATH={docker_image.BASE_PATH}",
+            "ENV LANG=C.UTF-8",
+            f"ENV HOME={docker_image.CONTAINER_HOME}",
+            "USER 1000:1000",
+            f"WORKDIR {docker_image.CONTAINER_WORKSPACE}",
+            'CMD ["/bin/bash"]',
+        ),
+        repository=f"pytest-tebench/python-{suite}",
+    )
+
+
+@dataclass(frozen=True)
+class EnvironmentPlan:
+    """Everything that shapes one environment image; its hash is the image tag."""
+
+    repo: str
+    version: str
+    python: str
+    suite: str
+    #: Shell lines run in the venv, network on, in this order.
+    setup: tuple[str, ...]
+    install: str
+    test_cmd: str
+    eval_commands: tuple[str, ...]
+    setup_commit: str
+    #: SWE-bench's ``pre_install`` commands (run in the source tree before ``install``).
+    pre_install: tuple[str, ...] = ()
+    #: The requirement files' text read from the mirror (part of the hash through ``setup``).
+    requirements: str = ""
+    #: setuptools-scm cannot see git metadata in the build context: the version it would compute.
+    pretend_version: str = ""
+
+    def script(self) -> str:
+        lines = [
+            "#!/bin/bash",
+            "set -euxo pipefail",
+            f"export PIP_CERT={CA_BUNDLE} PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1",
+            f"python3 -m venv {VENV}",
+            f". {VENV}/bin/activate",
+            *self.setup,
+            f"cd {docker_image.CONTAINER_WORKSPACE}",
+        ]
+        if self.pretend_version:
+            lines.append(f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(self.pretend_version)}")
+        lines += [
+            *self.pre_install,
+            # SWE-bench's conda pip (2023) fell back to `setup.py develop` for projects whose pinned
+            # build backend predates PEP 660 (astroid 2.13 pins setuptools~=62.6); today's pip does
+            # not, so such an install is retried with the venv's own setuptools
+            f"{self.install} || {self.install} --no-build-isolation",
+            # what the install generated in the source tree (egg-info, version files), kept for
+            # every evaluated tree; the tracked files are listed in /opt/swebench/tracked
+            "python3 /opt/swebench/generated.py",
+            "python -m pip freeze > /opt/swebench/freeze.txt",
+            f"find {docker_image.CONTAINER_WORKSPACE} -mindepth 1 -delete",
+            f"chown -R 1000:1000 {VENV} {docker_image.CONTAINER_WORKSPACE}",
+        ]
+        return "\n".join(lines) + "\n"
+
+    def tag(self) -> str:
+        payload = {
+            "v": ENV_RECIPE_VERSION,
+            "base": docker_image.image_tag(base_recipe(self.suite)),
+            "repo": self.repo,
+            "version": self.version,
+            "commit": self.setup_commit,
+            "script": self.script(),
+            "generated": _GENERATED_PY,
+        }
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        return f"{ENV_REPOSITORY}:{digest}"
+
+
+# Runs in the image after the install: tar every file under /workspace that git did not track.
+_GENERATED_PY = r"""
+import os, tarfile
+root = "/workspace"
+tracked = set(open("/opt/swebench/tracked", encoding="utf-8", errors="surrogateescape").read().split("\0"))
+with tarfile.open("/opt/swebench/generated.tar", "w") as tar:
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__")]
+        for name in files:
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, root)
+            if rel not in tracked:
+                tar.add(path, arcname=rel, recursive=False)
+                print("generated:", rel)
+"""
+
+
+def plan_environment(
+    repo: str,
+    version: str,
+    spec: dict[str, Any] | None,
+    *,
+    setup_commit: str,
+    read_file: Callable[[str], str | None],
+    requirement_paths: tuple[str, ...],
+    clean_requirements: Callable[[str], str] = lambda text: text,
+    pretend_version: str = "",
+    pypi_date: str = DEFAULT_PYPI_DATE,
+) -> EnvironmentPlan:
+    """The plan for ``(repo, version)`` from SWE-bench's specification, or
+    :class:`UnsupportedEnvironment` (decided here, before anything is built or run).
+
+    ``read_file(path)`` returns a file of the repository at ``setup_commit`` (None if absent).
+    """
+    reason = unsupported_reason(repo, version, spec)
+    if reason is not None:
+        raise UnsupportedEnvironment(reason)
+    assert spec is not None
+    python = str(spec.get("python", ""))
+    suite = SUITE_FOR_PYTHON[python]
+    # a pip that knows --uploaded-prior-to, then PyPI as it stood at pypi_date for everything else
+    setup = ["python -m pip install --upgrade pip"]
+    if pypi_date:
+        setup.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(pypi_date)}")
+    setup.append("python -m pip install --upgrade setuptools wheel")
+    packages = str(spec.get("packages", "") or "")
+    requirements = ""
+    if packages == "requirements.txt":
+        requirements = clean_requirements(_requirements(repo, requirement_paths, read_file))
+        setup.append(f"cat > /tmp/requirements.txt <<'EOF_REQS'\n{requirements}\nEOF_REQS")
+        setup.append("python -m pip install -r /tmp/requirements.txt")
+    elif packages:
+        # conda package names; for these repositories they are PyPI names too (numpy, pandas, pytest)
+        setup.append(f"python -m pip install {packages}")
+    pins = spec.get("pip_packages") or []
+    if pins:
+        setup.append("python -m pip install " + " ".join(shlex.quote(str(p)) for p in pins))
+    install = str(spec["install"])
+    test_cmd = spec.get("test_cmd")
+    if isinstance(test_cmd, list):
+        test_cmd = test_cmd[-1]
+    return EnvironmentPlan(
+        repo=repo,
+        version=version,
+        python=python,
+        suite=suite,
+        setup=tuple(setup),
+        install=install,
+        test_cmd=str(test_cmd or "pytest -rA"),
+        eval_commands=tuple(str(c) for c in spec.get("eval_commands") or ()),
+        pre_install=tuple(str(c) for c in spec.get("pre_install") or ()),
+        setup_commit=setup_commit,
+        requirements=requirements,
+        pretend_version=pretend_version,
+    )
+
+
+#: pre_install commands that install system packages (any other, e.g. a ``sed`` on setup.cfg, runs).
+_SYSTEM_INSTALL = re.compile(r"\b(apt-get|apt|dpkg|yum|conda)\b")
+
+
+def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> str | None:
+    """Why the environment of ``(repo, version)`` cannot be had here, or None: from the
+    specification alone, before any repository is read or anything is built or run."""
+    if spec is None:
+        return f"SWE-bench has no specification for {repo} version {version}"
+    python = str(spec.get("python", ""))
+    if python not in SUITE_FOR_PYTHON:
+        have = ", ".join(f"{v} ({s})" for v, s in SUITE_FOR_PYTHON.items())
+        return f"{repo} {version} needs Python {python}; Debian ships only {have} as python3"
+    system = [str(c) for c in spec.get("pre_install") or () if _SYSTEM_INSTALL.search(str(c))]
+    if system:
+        return f"{repo} {version} needs system packages (pre_install: {'; '.join(system)})"
+    if spec.get("packages") == "environment.yml":
+        return f"{repo} {version} is specified by a conda environment.yml"
+    if not spec.get("install"):
+        return f"{repo} {version} has no install command in its specification"
+    return None
+
+
+_EXCLUDED_REQ_PREFIXES = ("-e .", "#", ".[test")
+
+
+def _requirements(repo: str, paths: tuple[str, ...], read_file: Callable[[str], str | None]) -> str:
+    """SWE-bench's ``get_requirements_by_commit``, reading the mirror instead of GitHub."""
+    for path in paths:
+        text = read_file(path)
+        if text is not None:
+            break
+    else:
+        raise UnsupportedEnvironment(f"no requirements file at {list(paths)} in {repo}")
+    req_dir = "/".join(path.split("/")[:-1])
+    original: list[str] = []
+    additional: list[str] = []
+    for line in text.split("\n"):
+        if line.strip().startswith("-r"):
+            name = line[len("-r") :].strip()
+            nested = read_file(os.path.join(req_dir, name))
+            if nested is not None:
+                additional += [
+                    x for x in nested.split("\n") if not x.strip().startswith(_EXCLUDED_REQ_PREFIXES)
+                ]
+        elif not line.strip().startswith(_EXCLUDED_REQ_PREFIXES):
+            original.append(line)
+    additional.append("\n".join(original))
+    return "\n".join(additional)
+
+
+def pretend_version(source: Path, commit: str) -> str:
+    """What setuptools-scm would call ``commit``: its closest tag (without a leading ``v``)."""
+    described = git(source, "describe", "--tags", "--abbrev=0", commit, check=False)
+    tag = described.stdout.decode(errors="replace").strip() if described.returncode == 0 else ""
+    match = re.search(r"\d+(\.\d+)*", tag)
+    return match.group(0) if match else ""
+
+
+# --------------------------------------------------------------------------- building
+
+
+def ensure_environment(
+    client: Any, plan: EnvironmentPlan, source: Path, *, lock_dir: Path, progress: Progress
+) -> str:
+    """The environment image's tag, building the suite base and the environment when missing."""
+    tag = plan.tag()
+    if docker_image.image_present(client, tag):
+        return tag
+    base = docker_image.ensure_image(client, base_recipe(plan.suite), progress=progress)
+    with file_lock(lock_dir / (lock_name(tag) + ".lock")):
+        if docker_image.image_present(client, tag):
+            return tag
+        progress(f"[swebench env] building {tag} for {plan.repo} {plan.version} (Python {plan.python})")
+        with tempfile.TemporaryDirectory(prefix="swebench-env-") as scratch:
+            context = Path(scratch)
+            _write_context(context, plan, source, base)
+            _docker_build(client, context, tag, progress)
+    return tag
+
+
+def _write_context(context: Path, plan: EnvironmentPlan, source: Path, base: str) -> None:
+    try:
+        archive = git(source, "archive", "--format=tar", plan.setup_commit, timeout=600).stdout
+        tracked = git(source, "ls-tree", "-r", "-z", "--name-only", plan.setup_commit).stdout
+    except GitError as exc:
+        raise HarnessError(f"cannot read {plan.repo} at {plan.setup_commit}: {exc}") from exc
+    src = context / "src"
+    src.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(src, filter="tar")
+    (context / "tracked").write_bytes(tracked)
+    (context / "setup.sh").write_text(plan.script())
+    (context / "generated.py").write_text(_GENERATED_PY)
+    (context / "Dockerfile").write_text(
+        "\n".join(
+            [
+                f"FROM {base}",
+                "USER root",
+                "COPY tracked setup.sh generated.py /opt/swebench/",
+                f"COPY src {docker_image.CONTAINER_WORKSPACE}",
+                "RUN bash /opt/swebench/setup.sh",
+                f"ENV PATH={VENV}/bin:{docker_image.BASE_PATH} VIRTUAL_ENV={VENV}",
+                f'LABEL pytest-tebench.swebench="{plan.repo} {plan.version}"',
+                f'LABEL pytest-tebench.python="{plan.python}"',
+                "USER 1000:1000",
+                "",
+            ]
+        )
+    )
+
+
+_SHOWN_BUILD_LINES = ("Step ", "+ ", "Successfully", "ERROR", "generated:")
+
+
+def _docker_build(client: Any, context: Path, tag: str, progress: Progress) -> None:
+    tail: list[str] = []
+    try:
+        for chunk in client.api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True):
+            if "error" in chunk:
+                raise HarnessError(
+                    f"environment image {tag} failed to build: {chunk['error'].strip()}\n"
+                    + "".join(tail[-30:])
+                )
+            text = str(chunk.get("stream") or "")
+            if text:
+                tail.append(text)
+                for line in text.rstrip("\n").splitlines():
+                    # the steps and commands, not pip's every line (the tail goes into a failure)
+                    if line.startswith(_SHOWN_BUILD_LINES):
+                        progress(f"[swebench env] {line}")
+    except docker.errors.DockerException as exc:
+        raise HarnessError(f"environment image {tag} failed to build: {exc}") from exc
+    if not docker_image.image_present(client, tag):
+        raise HarnessError(f"environment image {tag} failed to build:\n" + "".join(tail[-30:]))
+
+
+def show_file(source: Path, commit: str) -> Callable[[str], str | None]:
+    """``read_file`` for :func:`plan_environment`: files of ``source`` at ``commit``."""
+
+    def read(path: str) -> str | None:
+        result = git(source, "show", f"{commit}:{os.path.normpath(path)}", check=False)
+        return result.stdout.decode("utf-8", errors="replace") if result.returncode == 0 else None
+
+    return read

@@ -1,0 +1,33 @@
+"""SWE-bench's own options (registered in the plugin's one ``--tebench-*`` group)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_tebench.settings import OptionSpec
+from pytest_tebench.settings import seconds
+
+#: SWE-bench's own default per-instance limit.
+DEFAULT_TIMEOUT = 1800.0
+
+SWEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "swebench-report", metavar="PATH", type=Path,
+        help="SWE-bench: also write SWE-bench's own run report (resolved_ids, unresolved_ids, "
+        "empty_patch_ids, error_ids...) to PATH (one file per model).",
+    ),
+    OptionSpec(
+        "swebench-network", action="store_true",
+        help="SWE-bench: let the tests use the network (some requests tests call httpbin.org). "
+        "Off by default: tests run with --network none.",
+    ),
+    OptionSpec(
+        "swebench-pypi-date", metavar="DATE|today",
+        help="SWE-bench: environments install unpinned packages as PyPI stood on DATE (ISO 8601), or "
+        "'today'. Default: 2023-11-01T00:00:00Z, when SWE-bench's test lists were made.",
+    ),
+    OptionSpec(
+        "swebench-timeout", metavar="SECONDS", type=seconds, default=DEFAULT_TIMEOUT,
+        help="SWE-bench: time limit of one instance's tests. Default: %(default)s.",
+    ),
+)  # fmt: skip

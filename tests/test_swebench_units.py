@@ -1,0 +1,279 @@
+"""SWE-bench benchmark, without Docker: rows, environment plans, patch application, grading, figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_tebench.benchmarks.swebench import environment
+from pytest_tebench.benchmarks.swebench import evaluation
+from pytest_tebench.benchmarks.swebench import official
+from pytest_tebench.benchmarks.swebench import summary
+from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
+from pytest_tebench.instance.datasets import RawRecord
+
+from conftest import History
+
+pytest.importorskip("swebench")
+
+SHA = "22623bd8c265b78b161542663ee980738441c307"
+ROW: dict[str, Any] = {
+    "instance_id": "psf__requests-1142",
+    "repo": "psf/requests",
+    "version": "1.1",
+    "base_commit": SHA,
+    "environment_setup_commit": "ba25184ed5f0bf9b876dea3cf4312fa35b539a7c",
+    "patch": "diff --git a/x b/x\n",
+    "test_patch": "diff --git a/test_requests.py b/test_requests.py\n",
+    "FAIL_TO_PASS": '["test_requests.py::T::test_new"]',
+    "PASS_TO_PASS": ["test_requests.py::T::test_old"],
+    "text": "ignored",
+    "eval_script": "carried, never needed",
+}
+
+
+def _load(**changes: Any) -> Any:
+    row = {**ROW, **changes}
+    records = [RawRecord({k: v for k, v in row.items() if v is not None}, "rows.jsonl:1")]
+    return SwebenchAdapter().load_instances(records)[0]
+
+
+def test_rows_accept_json_strings_and_lists_and_mark_the_version() -> None:
+    instance = _load()
+    assert instance.problem is None
+    assert instance.payload.fail_to_pass == ("test_requests.py::T::test_new",)
+    assert instance.payload.pass_to_pass == ("test_requests.py::T::test_old",)
+    assert instance.labels == ("psf_requests_1_1",)
+    assert _load(environment_setup_commit=None).payload.environment_setup_commit == SHA
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"base_commit": "main"}, "not a commit hash"),
+        ({"version": 1.1}, "not the number"),
+        ({"FAIL_TO_PASS": "not json"}, "not a JSON list"),
+        ({"FAIL_TO_PASS": "[]"}, "FAIL_TO_PASS is empty"),
+        ({"repo": "requests"}, "owner/name"),
+        ({"test_patch": None}, "'test_patch' is missing"),
+    ],
+)
+def test_bad_rows_become_problems(change: dict[str, Any], message: str) -> None:
+    problem = _load(**change).problem
+    assert problem is not None and message in problem and "rows.jsonl:1" in problem
+
+
+def _plan(spec: dict[str, Any] | None, files: dict[str, str] | None = None) -> environment.EnvironmentPlan:
+    return environment.plan_environment(
+        "o/r",
+        "1.0",
+        spec,
+        setup_commit=SHA,
+        read_file=(files or {}).get,
+        requirement_paths=("requirements/dev.txt",),
+    )
+
+
+def test_the_suite_is_the_one_that_ships_the_python() -> None:
+    plan = _plan({"python": "3.9", "install": "python -m pip install -e .", "test_cmd": "pytest -rA"})
+    assert plan.suite == "bullseye"
+    assert _plan({"python": "3.11", "install": "pip install ."}).suite == "bookworm"
+    assert (
+        plan.tag()
+        == _plan({"python": "3.9", "install": "python -m pip install -e .", "test_cmd": "pytest -rA"}).tag()
+    )
+    assert (
+        plan.tag()
+        != _plan({"python": "3.9", "install": "python -m pip install .", "test_cmd": "pytest -rA"}).tag()
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        ({"python": "3.6", "install": "pip install ."}, "needs Python 3.6"),
+        (
+            {"python": "3.9", "install": "x", "pre_install": ["apt-get install -y libenchant-2-dev"]},
+            "system packages",
+        ),
+        (None, "no specification"),
+        ({"python": "3.9", "install": "x", "packages": "environment.yml"}, "environment.yml"),
+    ],
+)
+def test_unsupported_environments_are_decided_from_the_spec(spec: dict[str, Any] | None, reason: str) -> None:
+    with pytest.raises(environment.UnsupportedEnvironment, match=reason) as raised:
+        _plan(spec)
+    assert raised.value.status == "unsupported_environment"
+
+
+def test_requirement_files_come_from_the_mirror_with_nested_files() -> None:
+    files = {
+        "requirements/dev.txt": "-r tests.txt\n-e .\n# comment\nsphinx==4.0\n",
+        "requirements/tests.txt": "pytest==7.1\n.[test]\n",
+    }
+    plan = _plan({"python": "3.9", "install": "pip install -e .", "packages": "requirements.txt"}, files)
+    assert plan.requirements.split("\n") == ["pytest==7.1", "", "sphinx==4.0", ""]
+    script = plan.script()
+    assert "python -m pip install -r /tmp/requirements.txt" in script
+    # unpinned packages resolve as PyPI stood when SWE-bench's test lists were made
+    assert script.index("export PIP_UPLOADED_PRIOR_TO=2023-11-01T00:00:00Z") < script.index(
+        "-r /tmp/requirements"
+    )
+
+
+def test_model_patches_apply_like_swebench(tmp_path: Path) -> None:
+    history = History(tmp_path / "repo")
+    history.commit({"a.py": "".join(f"line {i}\n" for i in range(20))})
+    exact = "--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n line 0\n-line 1\n+LINE 1\n line 2\n"
+    assert evaluation.apply_model_patch(history.path, exact).method == "git apply"
+    evaluation._reset(history.path)
+    # wrong line numbers and a changed context line: git refuses, patch's fuzz finds it
+    fuzzy = "--- a/a.py\n+++ b/a.py\n@@ -9,4 +9,4 @@\n line 9\n-line 10\n+LINE 10\n line 11\n line twelve\n"
+    assert evaluation.apply_model_patch(history.path, fuzzy).method == "patch --fuzz=5"
+    assert "LINE 10" in (history.path / "a.py").read_text()
+    evaluation._reset(history.path)
+    wrong = "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n nothing\n-like this\n+here\n"
+    result = evaluation.apply_model_patch(history.path, wrong)
+    assert result.method is None and "git apply" in result.log
+    assert (history.path / "a.py").read_text().startswith("line 0\nline 1\n")
+
+
+LOG = """+ pytest -rA tests/test_x.py
+>>>>> Start Test Output
+============================= test session starts ==============================
+tests/test_x.py ..F                                                      [100%]
+=========================== short test summary info ============================
+PASSED tests/test_x.py::test_new
+PASSED tests/test_x.py::test_old
+FAILED tests/test_x.py::test_other - AssertionError: boom
+>>>>> End Test Output
+"""
+
+
+def _grade(log: str, f2p: list[str], p2p: list[str]) -> official.Grade:
+    return official.grade(
+        instance_id="pallets__flask-1",
+        repo="pallets/flask",
+        version="2.0",
+        fail_to_pass=f2p,
+        pass_to_pass=p2p,
+        log=log,
+    )
+
+
+def test_grading_is_swebench_s() -> None:
+    full = _grade(LOG, ["tests/test_x.py::test_new"], ["tests/test_x.py::test_old"])
+    assert full.resolved and full.resolution == "RESOLVED_FULL"
+    broken = _grade(LOG, ["tests/test_x.py::test_new"], ["tests/test_x.py::test_other"])
+    assert not broken.resolved and broken.tests_status["PASS_TO_PASS"]["failure"] == [
+        "tests/test_x.py::test_other"
+    ]
+    partial = _grade(LOG, ["tests/test_x.py::test_new", "tests/test_x.py::test_other"], [])
+    assert partial.resolution == "RESOLVED_PARTIAL" and not partial.resolved
+    missing = _grade(LOG, ["tests/test_x.py::test_absent"], [])
+    assert missing.tests_status["FAIL_TO_PASS"]["failure"] == ["tests/test_x.py::test_absent"]
+    no_markers = _grade(LOG.replace(">>>>> End Test Output", ""), ["tests/test_x.py::test_new"], [])
+    assert not no_markers.log_found and not no_markers.resolved
+
+
+def test_the_eval_script_runs_the_test_files_between_the_markers() -> None:
+    plan = _plan({"python": "3.9", "install": "x", "test_cmd": "pytest -rA", "eval_commands": ["export A=1"]})
+    script = evaluation.eval_script(plan, ["tests/test_x.py", "tests/odd name.py"])
+    lines = script.splitlines()
+    start = lines.index(f"echo '{official.START_TEST_OUTPUT}'")
+    assert lines[start + 1] == "pytest -rA tests/test_x.py 'tests/odd name.py'"
+    assert lines.index("export A=1") < start
+    assert official.test_directives(
+        "psf/requests", "diff --git a/t.py b/t.py\ndiff --git a/d.json b/d.json\n"
+    ) == ["t.py"]
+
+
+def _record(
+    iid: str, status: str, resolved: bool = False, model: str = "m", repo: str = "o/r"
+) -> dict[str, Any]:
+    return {
+        "instance_id": iid,
+        "model_name_or_path": model,
+        "project": repo,
+        "status": status,
+        "error": "needs Python 3.6" if status == "unsupported_environment" else None,
+        "swebench": {"resolved": resolved},
+    }
+
+
+def test_figures_and_the_official_run_report() -> None:
+    records = [
+        _record("a", "evaluated", True),
+        _record("b", "evaluated", False, repo="o/s"),
+        _record("c", "empty"),
+        _record("d", "not_applied"),
+        _record("e", "unsupported_environment"),
+        _record("f", "timeout"),
+    ]
+    block = summary.summarise(records)["m"]
+    assert (block["judged"], block["resolved"], block["resolved_pct"]) == (4, 1, 25.0)
+    assert (block["unsupported_environment"], block["harness_errors"]) == (1, 1)
+    assert block["by_repo"]["o/s"]["resolved_pct"] == 0.0
+    report = summary.run_report(records, "m")
+    assert report["resolved_ids"] == ["a"] and report["unresolved_ids"] == ["b"]
+    assert report["empty_patch_ids"] == ["c"] and report["error_ids"] == ["d", "e", "f"]
+    assert report["schema_version"] == 2 and report["completed_instances"] == 2
+    json.dumps(report)
+    paths = summary.run_report_paths(Path("out/run.json"), ["gold", "org/model"])
+    assert paths == {"gold": Path("out/run.gold.json"), "org/model": Path("out/run.org__model.json")}
+
+
+def test_unsupported_environments_are_skipped_and_listed_never_scored(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    # pydicom 1.2 needs Python 3.6: decided from SWE-bench's specification, before any repository
+    # or Docker engine is needed (neither exists for this run)
+    row = {**ROW, "instance_id": "pydicom__pydicom-1", "repo": "pydicom/pydicom", "version": "1.2"}
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text(json.dumps(row) + "\n")
+    report = tmp_path / "report.json"
+    run = tmp_path / "run.json"
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--tebench-predictions=gold",
+        "--tebench-benchmark=swebench",
+        f"--tebench-dataset={dataset}",
+        f"--tebench-cache-dir={tmp_path / 'cache'}",
+        "--tebench-offline",
+        f"--tebench-report={report}",
+        f"--tebench-swebench-report={run}",
+        "-rs",
+    )
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*unsupported environment: pydicom/pydicom 1.2 needs Python 3.6*"])
+    block = json.loads(report.read_text())["summary"]["gold"]
+    assert (block["judged"], block["unsupported_environment"], block["resolved_pct"]) == (0, 1, None)
+    record = json.loads(report.read_text())["results"][0]
+    assert record["status"] == "unsupported_environment"
+    assert json.loads(run.read_text())["error_ids"] == ["pydicom__pydicom-1"]
+
+
+def test_the_python_base_images_reuse_the_java_image_machinery() -> None:
+    from pytest_tebench.run import docker_image
+
+    recipe = environment.base_recipe("bookworm")
+    assert docker_image.image_tag(recipe).startswith("pytest-tebench/python-bookworm:")
+    script = docker_image.setup_script(recipe)
+    assert "python3-venv" in script and "openjdk" not in script and "maven" not in script
+    assert not any("JAVA" in change for change in docker_image.image_changes(recipe))
+    # the Java image's tag does not move because other recipes exist
+    assert docker_image.image_tag().startswith("pytest-tebench/java:")
+    assert docker_image.recipe_hash(docker_image.Recipe()) == docker_image.recipe_hash()
+
+
+def test_pre_install_commands_that_are_not_system_installs_run_before_the_install() -> None:
+    plan = _plan(
+        {"python": "3.9", "install": "pip install -e .", "pre_install": ["sed -i 's/>=>=/>=/' setup.cfg"]}
+    )
+    script = plan.script().splitlines()
+    install = "pip install -e . || pip install -e . --no-build-isolation"
+    assert script.index("sed -i 's/>=>=/>=/' setup.cfg") < script.index(install)
