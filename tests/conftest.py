@@ -155,7 +155,11 @@ class DemoRun:
         self.cache = cache
         self.count = 0
 
-    def __call__(self, predictions: str, *extra: str) -> tuple[pytest.RunResult, dict[str, object]]:
+    def __call__(
+        self, predictions: str, *extra: str, count_missing: bool = False
+    ) -> tuple[pytest.RunResult, dict[str, object]]:
+        """Run the demo; files of a few lines are evaluated on their own (``--tebench-skip-missing``)
+        unless ``count_missing`` asks for the default, every instance an item."""
         self.count += 1
         report = self.pytester.path / f"report-{self.count}.json"
         if predictions != "gold":
@@ -163,6 +167,8 @@ class DemoRun:
             copy = self.pytester.path / f"{self.count}-{Path(predictions).name}"
             copy.write_bytes(Path(predictions).read_bytes())
             predictions = str(copy)
+        if predictions != "gold" and not count_missing:
+            extra = ("--tebench-skip-missing", *extra)
         if not any(arg.startswith("--tebench-executor") for arg in extra):
             # local unless a test asks for Docker (the default, auto, would pick Docker where it runs)
             extra = ("--tebench-executor=local", *extra)

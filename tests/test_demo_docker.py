@@ -34,7 +34,7 @@ def _scores(report: dict[str, Any]) -> dict[str, Any]:
         update = {
             k: v
             for k, v in record["update"].items()
-            if k not in ("timings", "gold", "executor", "java_version")
+            if k not in ("timings", "gold", "executor", "java_version", "maven_version")
         }
         scored[record["instance_id"]] = (record["status"], record["identification"], update)
     return scored

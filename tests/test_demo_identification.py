@@ -68,7 +68,7 @@ def test_partial_predictions_hand_computed(demo_run: DemoRun) -> None:
 
 
 def test_instances_without_a_prediction_count_as_empty_by_default(demo_run: DemoRun) -> None:
-    result, report = demo_run(str(PREDICTIONS / "partial.jsonl"), "--tebench-skip-update")
+    result, report = demo_run(str(PREDICTIONS / "partial.jsonl"), "--tebench-skip-update", count_missing=True)
     # the 4 lines as before, and one item per instance the model has no line for
     result.assert_outcomes(passed=4, failed=5)
     result.stdout.fnmatch_lines(["*no prediction for this instance (scored as empty)*"])

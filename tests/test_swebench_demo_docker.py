@@ -46,10 +46,11 @@ def test_the_swebench_demo_resolves_gold_and_grades_a_model(
         f"--tebench-swebench-report={run_report}",
         f"--junitxml={tmp_path / 'junit.xml'}",
     )
-    # resolved passes; unresolved, not applied and empty fail; nothing is a harness error
-    result.assert_outcomes(passed=1, failed=4)
+    # resolved passes; unresolved, not applied and empty fail; nothing is a harness error. The
+    # empty model answered 1 of the 4 instances: the other 3 are missing, unresolved against the total
+    result.assert_outcomes(passed=1, failed=7)
     result.stdout.fnmatch_lines(
-        ["*model: demo-model  resolved 1/4 (25.0%)*", "*model: empty-model  resolved 0/1*"]
+        ["*model: demo-model  resolved 1/4 (25.0%)*", "*model: empty-model  resolved 0/4*"]
     )
     records = {
         (r["model_name_or_path"], r["instance_id"]): r
@@ -70,6 +71,8 @@ def test_the_swebench_demo_resolves_gold_and_grades_a_model(
     assert right["apply_method"] == "git apply" and right["swebench"]["patch_extraction"] == "patch-tag"
     assert (right["swebench"]["python"], right["swebench"]["suite"]) == ("3.9", "bullseye")
     assert records["empty-model", "pytest-tebench__pycalc-1"]["status"] == "empty"
+    assert records["empty-model", "pytest-tebench__pycalc-2"]["status"] == "missing_prediction"
+    assert summary["empty-model"]["judged"] == 4
 
     official = json.loads(run_report.with_name("run.demo-model.json").read_text())
     assert official["resolved_ids"] == ["pytest-tebench__pycalc-4"]
