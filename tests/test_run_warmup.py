@@ -229,6 +229,12 @@ def test_only_missing_artifacts_call_for_a_warm_up() -> None:
     assert mavenlog.missing_artifacts(
         "[ERROR] Non-resolvable parent POM for p:x:1: Cannot access central in offline mode\n"
     )
+    # Maven 3.8 reports a missing parent POM first as a [FATAL] line (real commons-cli log)
+    assert mavenlog.missing_artifacts(
+        "[FATAL] Non-resolvable parent POM for commons-cli:commons-cli:1.9.0-SNAPSHOT: Cannot access central "
+        "(https://repo.maven.apache.org/maven2) in offline mode and the artifact "
+        "org.apache.commons:commons-parent:pom:70 has not been downloaded from it before.\n"
+    )
     assert not mavenlog.missing_artifacts(COMPILE_FAILURE)
     assert not mavenlog.missing_artifacts("Error occurred during initialization of VM\n")
     # a test that prints the phrase is no missing artifact
