@@ -7,7 +7,9 @@ offline resolution failure below is copied from a real ``mvn -o`` run on an empt
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
+import time
 from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from pytest_tebench.run.maven.steps import WARMUP_SELECTOR
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.warmup import RESOLVER_LOCK_FLAGS
+from pytest_tebench.run.maven.warmup import journal_path
 from pytest_tebench.run.maven.warmup import needs_warmup
 from pytest_tebench.run.maven.warmup import project_key
 from pytest_tebench.run.maven.warmup import read_journal
@@ -226,6 +229,12 @@ def test_only_missing_artifacts_call_for_a_warm_up() -> None:
     assert mavenlog.missing_artifacts(
         "[ERROR] Non-resolvable parent POM for p:x:1: Cannot access central in offline mode\n"
     )
+    # Maven 3.8 reports a missing parent POM first as a [FATAL] line (real commons-cli log)
+    assert mavenlog.missing_artifacts(
+        "[FATAL] Non-resolvable parent POM for commons-cli:commons-cli:1.9.0-SNAPSHOT: Cannot access central "
+        "(https://repo.maven.apache.org/maven2) in offline mode and the artifact "
+        "org.apache.commons:commons-parent:pom:70 has not been downloaded from it before.\n"
+    )
     assert not mavenlog.missing_artifacts(COMPILE_FAILURE)
     assert not mavenlog.missing_artifacts("Error occurred during initialization of VM\n")
     # a test that prints the phrase is no missing artifact
@@ -237,3 +246,17 @@ def test_needs_warmup_only_for_build_errors(workspace: Path, settings: RunSettin
     assert failed.status == "build_error" and needs_warmup(failed)
     ok = run_warmed(FakeMaven(filled=True), workspace, [A], settings, project="o/x").run
     assert not needs_warmup(ok)
+
+
+def test_a_warm_up_for_another_commit_does_not_count(workspace: Path, settings: RunSettings) -> None:
+    # Another worker warmed the project for a commit with another parent POM while this worker's
+    # offline build was failing: this commit still lacks its artifacts, so it warms up itself.
+    path = journal_path(settings.maven_repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"project": project_key("o/x", settings), "ok": True, "started": 0, "ended": time.time() + 60}
+    path.write_text(json.dumps(entry) + "\n", encoding="utf-8")
+    executor = FakeMaven()
+    warmed = run_warmed(executor, workspace, [A], settings, project="o/x")
+    assert warmed.run.status == "ok"
+    assert warmed.warmup is not None and warmed.warmup.ok and not warmed.warmup.cached
+    assert [s.name for s in online(executor)] == ["test-compile", "test"]

@@ -183,7 +183,7 @@ def missing_artifacts(output: str) -> bool:
     return any(
         marker in line
         for line in log.splitlines()
-        if line.startswith("[ERROR]")
+        if line.startswith(("[ERROR]", "[FATAL]"))
         for marker in _MISSING_OFFLINE
     )
 

@@ -343,18 +343,25 @@ def run_warmed(
     if not needs_warmup(first):
         return WarmedRun(first)
     probe = sum(first.timings.values())
-    with trusted() if trusted is not None else _nothing():
-        warmed = warm_up(
-            executor,
-            workspace,
-            settings,
-            project=project,
-            selection=chosen if warm_selection is None else warm_selection,
-            since=begun,
-        )
-    if not warmed.ok:
-        return WarmedRun(first, warmed, probe)
-    return WarmedRun(run_inherited(executor, workspace, chosen, settings), warmed, probe)
+    since: float | None = begun
+    while True:
+        with trusted() if trusted is not None else _nothing():
+            warmed = warm_up(
+                executor,
+                workspace,
+                settings,
+                project=project,
+                selection=chosen if warm_selection is None else warm_selection,
+                since=since,
+            )
+        if not warmed.ok:
+            return WarmedRun(first, warmed, probe)
+        run = run_inherited(executor, workspace, chosen, settings)
+        if not (warmed.cached and needs_warmup(run)):
+            return WarmedRun(run, warmed, probe)
+        # The warm-up another worker finished meanwhile was for another commit of the project
+        # (another parent POM, say): this one still lacks something, so it warms up itself.
+        since = None
 
 
 def needs_warmup(run: SelectionRun) -> bool:
