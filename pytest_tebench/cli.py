@@ -60,9 +60,7 @@ def _build(args: argparse.Namespace) -> int:
     name = resolve_name(args.executor)
     if name == "local" and args.executor == "auto":
         print("tebench build: no Docker engine answered; the commits' tests run unsandboxed on this machine")
-    executor = create_executor(
-        ExecutorOptions.from_values(name, vars(args), maven_cache=cache / "maven-dist"), progress=print
-    )
+    executor = create_executor(ExecutorOptions.from_values(name, vars(args)), progress=print)
     try:
         config = BuildConfig(
             repo_dir=repo_dir,
@@ -70,6 +68,7 @@ def _build(args: argparse.Namespace) -> int:
             work_dir=cache / "build-workspaces",
             maven_repo=maven.maven_repo,
             maven_version=maven.maven_version or "",
+            maven_dist=maven.maven_dist,
             executor=lambda: executor,
             java_version=lambda level: choose_java_version(executor.java_versions(), level, maven.jdk),
             since=args.since,

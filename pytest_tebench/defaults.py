@@ -129,9 +129,7 @@ def pytest_tebench_make_executor(config: pytest.Config, name: str) -> Executor |
     workerinput = getattr(config, "workerinput", {})
     run_id = f"{workerinput.get('testrunuid', 'main')}-{workerinput.get('workerid', 'main')}-{os.getpid()}"
     return create_executor(
-        ExecutorOptions.from_values(
-            name, options.values, maven_cache=options.cache_dir / "maven-dist", run_id=str(run_id)
-        ),
+        ExecutorOptions.from_values(name, options.values, run_id=str(run_id)),
         progress=_progress_printer(config),
     )
 

@@ -32,6 +32,8 @@ from pytest_tebench.run.docker import cleanup_stale
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.maven.dist import maven_tools
+from pytest_tebench.run.maven.steps import mvn_program
 
 pytestmark = pytest.mark.docker
 
@@ -451,17 +453,16 @@ def test_offline_maven_build_after_online_warm_up(
 
 
 @pytest.mark.maven
-def test_step_maven_version_is_mounted_from_the_host_cache(
-    executor: DockerExecutor, workspace: Path, maven_repo: Path
+def test_a_maven_tool_of_the_step_is_mounted_from_the_host(
+    executor: DockerExecutor, workspace: Path, maven_repo: Path, tmp_path: Path
 ) -> None:
-    result = executor.run(
-        workspace,
-        BuildStep("version", ("mvn", "-v"), timeout=300, java_version=17, maven_version="3.9.9"),
-        maven_repo=maven_repo,
-    )
+    # the build layer resolves the distribution; the executor only mounts it
+    tools = maven_tools("3.9.9", tmp_path / "maven-dist")
+    step = BuildStep("version", (mvn_program(tools), "-v"), timeout=300, java_version=17, tools=tools)
+    result = executor.run(workspace, step, maven_repo=maven_repo)
     assert result.ok, result.output
     assert "Apache Maven 3.9.9" in result.output
-    assert result.extra["maven"] == "/opt/maven/bin/mvn"
+    assert result.extra["maven"] == "/opt/tools/maven/bin/mvn"
 
 
 def test_phase_marker_moves_the_deadline(executor: DockerExecutor, workspace: Path, maven_repo: Path) -> None:

@@ -251,7 +251,11 @@ def test_a_step_with_its_own_image_keeps_the_sandbox_and_the_image_s_env(tmp_pat
 
 
 def test_spec_refuses_maven_older_than_3_9(tmp_path: Path) -> None:
-    step = BuildStep(name="c", argv=("mvn", "compile"), timeout=60, maven_version="3.8.8")
+    old = tmp_path / "apache-maven-3.8.8"
+    old.mkdir()
+    step = BuildStep(
+        name="c", argv=("{tool:maven}/bin/mvn", "compile"), timeout=60, tools=(("maven", str(old)),)
+    )
     with pytest.raises(HarnessError, match=r">= 3\.9"):
         _spec(step, tmp_path)
 

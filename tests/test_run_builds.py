@@ -18,10 +18,12 @@ import pytest
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.local import LocalExecutor
 from pytest_tebench.run.maven.dist import ensure_maven
+from pytest_tebench.run.maven.dist import maven_tools
 from pytest_tebench.run.maven.jacoco import LineCoverage
 from pytest_tebench.run.maven.jdk import choose_jdk
 from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.run.maven.steps import mvn_program
 from pytest_tebench.run.maven.surefire import FAILED
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
@@ -274,10 +276,10 @@ def test_maven_39_download_and_use(tmp_path: Path, copy: Copy) -> None:
     home = ensure_maven("3.9.9", cache)
     assert home == cache / "apache-maven-3.9.9" and (home / "bin" / "mvn").is_file()
     assert ensure_maven("3.9.9", cache) == home  # second call: no download
-    executor = LocalExecutor(maven_cache=cache)
-    result = executor.run(
-        copy("mvn39"), BuildStep("version", ("mvn", "-v"), 60, maven_version="3.9.9"), maven_repo=tmp_path
-    )
+    tools = maven_tools("3.9.9", cache)  # the build layer's resolution; the executor only runs it
+    executor = LocalExecutor()
+    step = BuildStep("version", (mvn_program(tools), "-v"), 60, tools=tools)
+    result = executor.run(copy("mvn39"), step, maven_repo=tmp_path)
     assert result.ok, result.output
     assert "Apache Maven 3.9.9" in result.output
     assert result.argv[0] == str(home / "bin" / "mvn")

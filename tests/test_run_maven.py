@@ -35,14 +35,22 @@ def test_selectors_grouped_sorted_binary_names() -> None:
 
 
 def test_compile_step_offline() -> None:
-    step = compile_step(java_version=11, timeout=300, maven_version="3.9.9", extra_args=["-Dx=1"])
+    maven = (("maven", "/cache/apache-maven-3.9.9"),)  # resolved by dist.maven_tools
+    step = compile_step(java_version=11, timeout=300, maven=maven, extra_args=["-Dx=1"])
     assert step.name == "test-compile"
-    # -V: the banner names the Maven that ran, for the report
-    assert step.argv[:6] == ("mvn", "-B", "-ntp", "-V", "-Dmaven.repo.local={maven_repo}", "-o")
+    # -V: the banner names the Maven that ran, for the report; the executor expands {tool:maven}
+    assert step.argv[:6] == (
+        "{tool:maven}/bin/mvn",
+        "-B",
+        "-ntp",
+        "-V",
+        "-Dmaven.repo.local={maven_repo}",
+        "-o",
+    )
     assert step.argv[-2:] == ("-Dx=1", "test-compile")
     assert set(SKIP_FLAGS) <= set(step.argv)
     assert "-Djacoco.skip=true" in step.argv
-    assert (step.java_version, step.timeout, step.network, step.maven_version) == (11, 300, False, "3.9.9")
+    assert (step.java_version, step.timeout, step.network, step.tools) == (11, 300, False, maven)
     assert step.env == ()
     main_only = compile_step(java_version=17, timeout=10, offline=False, main_only=True)
     assert main_only.argv[-1] == "compile" and "-o" not in main_only.argv and main_only.network

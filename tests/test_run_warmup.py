@@ -189,7 +189,11 @@ def test_waiting_worker_reuses_a_warm_up_finished_meanwhile(workspace: Path, set
     second = warm_up(executor, workspace, settings, project="o/x", since=0.0)
     assert second.cached and len(online(executor)) == 2
     # another Maven is another build tool: its own warm-up
-    other = warm_up(executor, workspace, replace(settings, maven_version="3.9.9"), project="o/x", since=0.0)
+    dist = workspace.parent / "maven-dist"  # a resolved 3.9.9 (the build layer finds it, no download)
+    (dist / "apache-maven-3.9.9" / "bin").mkdir(parents=True)
+    (dist / "apache-maven-3.9.9" / "bin" / "mvn").write_text("")
+    other_settings = replace(settings, maven_version="3.9.9", maven_dist=dist)
+    other = warm_up(executor, workspace, other_settings, project="o/x", since=0.0)
     assert not other.cached and len(online(executor)) == 4
 
 

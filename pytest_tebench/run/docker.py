@@ -17,8 +17,9 @@ Steps are written for either executor (``run/maven/steps.py``). Their ``{workspa
 of the Maven repository that a step spells out in ``argv`` or env values (a JaCoCo
 ``-javaagent:`` option, ``-f /host/ws/pom.xml``) are rewritten to them by :func:`translate`.
 For Maven commands the executor alone decides the local repository (:func:`with_local_repo`),
-and a step's ``maven_version`` is served by mounting the same verified distribution the local
-executor downloads (:func:`~pytest_tebench.run.maven.dist.ensure_maven`).
+and a step's tools (the Maven distribution the build layer resolved,
+:func:`~pytest_tebench.run.maven.dist.maven_tools`) are mounted read-only, so both executors run
+the very same Maven.
 
 Every container carries labels naming its run, host and owning process, so
 :func:`cleanup_stale` can remove what a killed harness left behind.
@@ -51,16 +52,14 @@ from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
 from pytest_tebench.run.local import DEFAULT_TAIL_LINES
-from pytest_tebench.run.local import default_maven_cache
-from pytest_tebench.run.maven.dist import ensure_maven
 
 #: Mount points inside the container.
 CONTAINER_WORKSPACE = docker_image.CONTAINER_WORKSPACE
 CONTAINER_MAVEN_REPO = "/maven-repo"
 #: Writable head in front of the read-only repository (on the /tmp tmpfs).
 CONTAINER_MAVEN_HEAD = "/tmp/maven-repo"
-#: Where a step's own Maven distribution (``BuildStep.maven_version``) is mounted.
-CONTAINER_MAVEN_DIST = "/opt/maven"
+#: Where a step's tools (``BuildStep.tools``: a Maven distribution) are mounted, read-only.
+CONTAINER_TOOLS = "/opt/tools"
 
 LABEL = "pytest-tebench"
 LABEL_RUN = "pytest-tebench.run"
@@ -283,7 +282,6 @@ class DockerExecutor:
         home_size: str = "256m",
         file_size_limit: int = 2 * 1024**3,
         tail_lines: int = DEFAULT_TAIL_LINES,
-        maven_cache: Path | None = None,
         run_id: str | None = None,
         build_missing: bool = False,
         progress: docker_image.Progress | None = None,
@@ -303,7 +301,6 @@ class DockerExecutor:
         self.home_size = home_size
         self.file_size_limit = file_size_limit
         self.tail_lines = tail_lines
-        self.maven_cache = maven_cache or default_maven_cache()
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self._build_missing = build_missing
         self._progress = progress
@@ -346,24 +343,28 @@ class DockerExecutor:
             LABEL_STEP: step.name,
         }
 
-    def _maven_home(self, step: BuildStep) -> str | None:
-        """Host directory of the Maven distribution ``step`` asks for (None: the image's Maven).
-
-        The same verified download the local executor uses is mounted read-only, so both
-        executors run the very same Maven.
-        """
-        if not (step.maven_version and is_maven(step.argv)):
-            return None
-        if not _at_least(step.maven_version, (3, 9)):
-            # Without Maven 3.9's `maven.repo.local.tail` the repository would have to be writable.
-            raise HarnessError(
-                f"step {step.name} wants Maven {step.maven_version}; the Docker executor needs >= 3.9"
-            )
-        return str(ensure_maven(step.maven_version, self.maven_cache))
+    @staticmethod
+    def _tool_mounts(step: BuildStep) -> tuple[dict[str, str], list[Any]]:
+        """A step's tools (a Maven distribution the build layer resolved), mounted read-only under
+        ``/opt/tools``: where they are in the container, and the mounts."""
+        where: dict[str, str] = {}
+        mounts: list[Any] = []
+        for name, host_path in step.tools:
+            if name == "maven" and not _at_least(Path(host_path).name, (3, 9)):
+                # Without Maven 3.9's `maven.repo.local.tail` the repository would have to be writable.
+                raise HarnessError(
+                    f"step {step.name} brings {Path(host_path).name}; the Docker executor needs >= 3.9"
+                )
+            where[name] = f"{CONTAINER_TOOLS}/{name}"
+            mounts.append(docker.types.Mount(where[name], host_path, type="bind", read_only=True))
+        return where, mounts
 
     def container_spec(self, workspace: Path, step: BuildStep, maven_repo: Path) -> dict[str, Any]:
         """Keyword arguments for ``containers.create``: everything the sandbox consists of."""
-        step = expand_placeholders(step, workspace=CONTAINER_WORKSPACE, maven_repo=CONTAINER_MAVEN_REPO)
+        tools, tool_mounts = self._tool_mounts(step)
+        step = expand_placeholders(
+            step, workspace=CONTAINER_WORKSPACE, maven_repo=CONTAINER_MAVEN_REPO, tools=tools
+        )
         argv, step_env = translate_step(step, path_maps(workspace, maven_repo))
         writable_repo = step.network
         argv = with_local_repo(
@@ -377,10 +378,7 @@ class DockerExecutor:
                 CONTAINER_MAVEN_REPO, str(maven_repo), type="bind", read_only=not writable_repo
             ),
         ]
-        maven_home = self._maven_home(step)
-        if maven_home is not None:
-            mounts.append(docker.types.Mount(CONTAINER_MAVEN_DIST, maven_home, type="bind", read_only=True))
-            argv = (f"{CONTAINER_MAVEN_DIST}/bin/mvn", *argv[1:])
+        mounts += tool_mounts
         uid, gid = self._user()
         if step.image:
             # a step's own image keeps its own ENV (PATH, VIRTUAL_ENV); no JDK to choose

@@ -1,14 +1,16 @@
 """The executor seam: run one build step in a workspace and say what happened.
 
 An executor knows *where* a command runs (the host, a container); it knows nothing about Maven
-or scoring. Build logic (``run/maven/steps.py``) turns a plan into :class:`BuildStep` values, an
-executor runs them and returns :class:`StepResult` values. Executors are chosen through the
+or scoring: the Java build layer resolves the Maven a step needs and hands it over as a tool.
+Build logic (``run/maven/steps.py``) turns a plan into :class:`BuildStep` values, an executor
+runs them and returns :class:`StepResult` values. Executors are chosen through the
 ``pytest_tebench_make_executor`` hook, so a conftest can plug in Podman or a remote builder.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
@@ -39,9 +41,10 @@ class BuildStep:
     env: tuple[tuple[str, str], ...] = ()
     #: Whether the step may use the network (dependency warm-up); evaluation steps may not.
     network: bool = False
-    #: Maven version the step needs when ``argv[0]`` is ``mvn`` (e.g. ``"3.9.9"``); ``""`` means the
-    #: executor's own Maven. Executors resolve it (LocalExecutor downloads it once into a cache).
-    maven_version: str = ""
+    #: Read-only host directories the command needs, ``(name, host path)``: a Maven distribution the
+    #: Java build layer resolved (``run/maven/dist.py``). ``{tool:NAME}`` in ``argv`` and ``env``
+    #: values expands to where the executor shows it: the host path, or a mount in a container.
+    tools: tuple[tuple[str, str], ...] = ()
     #: A second phase inside the same launch: once an output line contains ``phase_marker``, the
     #: step may run ``phase_timeout`` seconds more from that moment, whatever ``timeout`` says.
     #: The one-launch ``mvn test`` uses it: the compile limit until Surefire starts, then the test limit.
@@ -167,12 +170,24 @@ class Executor(Protocol):
         ...
 
 
-def expand_placeholders(step: BuildStep, *, workspace: str, maven_repo: str) -> BuildStep:
-    """Return ``step`` with :data:`WORKSPACE_PLACEHOLDER` and :data:`MAVEN_REPO_PLACEHOLDER`
-    replaced in ``argv`` and ``env`` values by the given paths (as seen by the build process)."""
+def tool_placeholder(name: str) -> str:
+    """``{tool:NAME}``: where the step's tool ``NAME`` (``BuildStep.tools``) is, as the build sees it."""
+    return "{tool:" + name + "}"
+
+
+def expand_placeholders(
+    step: BuildStep, *, workspace: str, maven_repo: str, tools: Mapping[str, str] | None = None
+) -> BuildStep:
+    """Return ``step`` with :data:`WORKSPACE_PLACEHOLDER`, :data:`MAVEN_REPO_PLACEHOLDER` and
+    ``{tool:NAME}`` replaced in ``argv`` and ``env`` values by the given paths (as seen by the
+    build process); ``tools`` defaults to the tools' host paths."""
+    where = dict(step.tools) if tools is None else dict(tools)
 
     def expand(text: str) -> str:
-        return text.replace(WORKSPACE_PLACEHOLDER, workspace).replace(MAVEN_REPO_PLACEHOLDER, maven_repo)
+        text = text.replace(WORKSPACE_PLACEHOLDER, workspace).replace(MAVEN_REPO_PLACEHOLDER, maven_repo)
+        for name, path in where.items():
+            text = text.replace(tool_placeholder(name), path)
+        return text
 
     return replace(
         step,

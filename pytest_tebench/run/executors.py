@@ -56,7 +56,6 @@ class ExecutorOptions:
     image: str | None = None
     memory: str = "4g"
     cpus: float = 2.0
-    maven_cache: Path | None = None
     run_id: str | None = None
 
     @classmethod
@@ -96,14 +95,13 @@ def create_executor(options: ExecutorOptions, progress: Callable[[str], None] | 
     if name == "local":
         from pytest_tebench.run.local import LocalExecutor
 
-        return LocalExecutor(jdks=local_jdks(options.jdk), maven_cache=options.maven_cache)
+        return LocalExecutor(jdks=local_jdks(options.jdk))
     from pytest_tebench.run.docker import DockerExecutor
 
     executor = DockerExecutor(
         options.image,
         memory=options.memory,
         cpus=options.cpus,
-        maven_cache=options.maven_cache,
         run_id=options.run_id,
         # our own image is built on first use (progress shown); a user's --tebench-image must exist
         build_missing=options.image is None,

@@ -7,8 +7,8 @@ can hold the output pipe open, keep writing into the workspace or outlive the st
 read in bounded chunks and split by :class:`~pytest_tebench.run.executor.LineSplitter`, which
 cuts overlong lines, so a step printing one endless line cannot fill the harness's memory. The
 step's
-``java_version`` picks ``JAVA_HOME`` from discovered JDKs; ``maven_version`` fetches that Maven
-into a cache (:func:`~pytest_tebench.run.maven.dist.ensure_maven`). Environment variables that
+``java_version`` picks ``JAVA_HOME`` from discovered JDKs; a step's tools (a Maven distribution
+the build layer resolved) are used where they are on the host. Environment variables that
 would silently change a JVM or Maven (``JAVA_TOOL_OPTIONS``, ``MAVEN_ARGS``, rc files) are
 cleared so every run sees only what its step says. The host's network is not fenced: offline
 evaluation relies on Maven's ``-o``.
@@ -36,10 +36,8 @@ from pytest_tebench.run.executor import LineSplitter
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
-from pytest_tebench.run.maven.dist import ensure_maven
 from pytest_tebench.run.maven.jdk import JdkInstall
 from pytest_tebench.run.maven.jdk import discover_jdks
-from pytest_tebench.settings import default_cache_dir
 
 #: Lines of combined output kept for the report and for failure diagnosis.
 DEFAULT_TAIL_LINES = 1000
@@ -60,11 +58,6 @@ SCRUBBED_ENV = (
 )
 
 
-def default_maven_cache() -> Path:
-    """``<default cache dir>/maven-dist``: where the plugin and the command keep Maven downloads."""
-    return default_cache_dir() / "maven-dist"
-
-
 class LocalExecutor:
     """:class:`~pytest_tebench.run.executor.Executor` running steps on this host."""
 
@@ -74,7 +67,6 @@ class LocalExecutor:
         self,
         *,
         jdks: Mapping[int, JdkInstall | Path] | None = None,
-        maven_cache: Path | None = None,
         tail_lines: int = DEFAULT_TAIL_LINES,
     ) -> None:
         found = discover_jdks() if jdks is None else jdks
@@ -82,7 +74,6 @@ class LocalExecutor:
             version: (jdk.home if isinstance(jdk, JdkInstall) else Path(jdk))
             for version, jdk in found.items()
         }
-        self.maven_cache = maven_cache or default_maven_cache()
         self.tail_lines = tail_lines
 
     def java_versions(self) -> tuple[int, ...]:
@@ -102,11 +93,12 @@ class LocalExecutor:
     def _program(self, step: BuildStep, java_home: Path | None) -> str:
         program = step.argv[0]
         if program == "mvn":
-            if step.maven_version:
-                return str(ensure_maven(step.maven_version, self.maven_cache) / "bin" / "mvn")
+            # the executor's own Maven; a step that needs another carries it as a tool
             found = shutil.which("mvn")
             if found is None:
-                raise HarnessError("mvn is not on PATH; install Maven or set a maven_version to download")
+                raise HarnessError(
+                    "mvn is not on PATH; install Maven or pass --tebench-maven to download one"
+                )
             return found
         if program == "java" and java_home is not None:
             return str(java_home / "bin" / "java")

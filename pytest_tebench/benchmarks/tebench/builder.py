@@ -95,6 +95,8 @@ class BuildConfig:
     compile_timeout: float = DEFAULT_TIMEOUT_COMPILE
     test_timeout: float = DEFAULT_TIMEOUT_TEST
     maven_version: str = ""
+    #: Where Maven distributions are downloaded (None: the default cache's).
+    maven_dist: Path | None = None
 
     @property
     def project(self) -> str:
@@ -251,6 +253,7 @@ def _labelled(
         maven_repo=config.maven_repo,
         java_version=config.java_version(detect_java_level(workspace.path / "pom.xml")),
         maven_version=config.maven_version or required_maven_version(workspace.path / "pom.xml"),
+        maven_dist=config.maven_dist,
         coverage=False,
         compile_timeout=config.compile_timeout,
         test_timeout=config.test_timeout,

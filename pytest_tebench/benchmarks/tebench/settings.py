@@ -76,6 +76,8 @@ class UpdateSettings:
     timeout_warmup: float = DEFAULT_TIMEOUT_WARMUP
     #: Runs of gold's selected tests on V0; tests whose outcome changes are flaky and dropped.
     gold_runs: int = DEFAULT_GOLD_RUNS
+    #: Where Maven distributions are downloaded (None: the default cache's).
+    maven_dist: Path | None = None
 
     @classmethod
     def from_maven(
@@ -90,6 +92,7 @@ class UpdateSettings:
             maven_repo=maven.maven_repo,
             timeout_warmup=maven.timeout_warmup,
             gold_runs=gold_runs,
+            maven_dist=maven.maven_dist,
         )
 
 

@@ -143,6 +143,7 @@ class UpdateEvaluator:
             java_version=java,
             # new commons parents need Maven 3.9: downloaded from Maven Central when the POM says so
             maven_version=self.settings.maven_version or required_maven_version(workspace.path / "pom.xml"),
+            maven_dist=self.settings.maven_dist,
             compile_timeout=self.settings.timeout_compile,
             test_timeout=self.settings.timeout_test,
             warmup_timeout=self.settings.timeout_warmup,

@@ -143,3 +143,18 @@ def ensure_maven(version: str, cache_dir: Path, *, base_url: str = CENTRAL, time
                 raise HarnessError(f"{name} has no apache-maven-{version}/bin/mvn")
             os.replace(top, home)
     return home
+
+
+def default_dist_cache() -> Path:
+    """``<default cache dir>/maven-dist``: where Maven downloads are kept unless a run says otherwise."""
+    from pytest_tebench.settings import default_cache_dir
+
+    return default_cache_dir() / "maven-dist"
+
+
+def maven_tools(version: str, cache_dir: Path | None) -> tuple[tuple[str, str], ...]:
+    """The ``BuildStep.tools`` of a Maven step: Maven ``version`` resolved (downloaded once,
+    verified) into ``cache_dir``; none for ``""`` (the executor's own ``mvn``)."""
+    if not version:
+        return ()
+    return (("maven", str(ensure_maven(version, cache_dir or default_dist_cache()))),)

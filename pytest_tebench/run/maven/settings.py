@@ -77,6 +77,8 @@ class MavenSettings:
     timeout_compile: float = DEFAULT_TIMEOUT_COMPILE
     timeout_test: float = DEFAULT_TIMEOUT_TEST
     timeout_warmup: float = DEFAULT_TIMEOUT_WARMUP
+    #: Where Maven distributions the builds need are downloaded (None: the default cache's).
+    maven_dist: Path | None = None
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any], cache_dir: Path) -> MavenSettings:
@@ -89,4 +91,5 @@ class MavenSettings:
             timeout_compile=float(values.get("timeout_compile") or DEFAULT_TIMEOUT_COMPILE),
             timeout_test=float(values.get("timeout_test") or DEFAULT_TIMEOUT_TEST),
             timeout_warmup=float(values.get("timeout_warmup") or DEFAULT_TIMEOUT_WARMUP),
+            maven_dist=cache_dir / "maven-dist",
         )

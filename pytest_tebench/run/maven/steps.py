@@ -36,6 +36,7 @@ from collections.abc import Sequence
 
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import tool_placeholder
 from pytest_tebench.run.maven.jacoco import AGENT_ARTIFACT
 from pytest_tebench.run.maven.jacoco import CLI_ARTIFACT
 from pytest_tebench.run.maven.jacoco import agent_option
@@ -81,10 +82,16 @@ DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 WARMUP_SELECTOR = "*#tebenchWarmupNoSuchMethod"
 
 
-def base_args(*, offline: bool) -> list[str]:
+def mvn_program(maven: tuple[tuple[str, str], ...] = ()) -> str:
+    """``mvn`` (the executor's), or the resolved distribution's launcher when ``maven`` names one
+    (``dist.maven_tools``)."""
+    return f"{tool_placeholder('maven')}/bin/mvn" if dict(maven).get("maven") else "mvn"
+
+
+def base_args(*, offline: bool, maven: tuple[tuple[str, str], ...] = ()) -> list[str]:
     """Batch mode, no transfer noise, the Maven version in the log (``-V``, for the report), our
     repository, and the skip flags."""
-    args = ["mvn", "-B", "-ntp", "-V", f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}"]
+    args = [mvn_program(maven), "-B", "-ntp", "-V", f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}"]
     if offline:
         args.append("-o")
     return args + list(SKIP_FLAGS)
@@ -106,20 +113,20 @@ def compile_step(
     java_version: int,
     timeout: float,
     offline: bool = True,
-    maven_version: str = "",
+    maven: tuple[tuple[str, str], ...] = (),
     extra_args: Sequence[str] = (),
     main_only: bool = False,
 ) -> BuildStep:
     """``mvn test-compile`` (or ``compile`` with ``main_only``): main and test sources in one launch."""
     phase = "compile" if main_only else "test-compile"
-    argv = (*base_args(offline=offline), *extra_args, phase)
+    argv = (*base_args(offline=offline, maven=maven), *extra_args, phase)
     return BuildStep(
         name=phase,
         argv=argv,
         timeout=timeout,
         java_version=java_version,
         network=not offline,
-        maven_version=maven_version,
+        tools=maven,
     )
 
 
@@ -130,7 +137,7 @@ def selection_step(
     timeout: float,
     includes: Sequence[str] = (),
     offline: bool = True,
-    maven_version: str = "",
+    maven: tuple[tuple[str, str], ...] = (),
     extra_args: Sequence[str] = (),
     name: str = "test",
 ) -> BuildStep:
@@ -139,7 +146,7 @@ def selection_step(
     ``name`` is ``"compile+test"`` when this one launch also does the compilation."""
     chosen = list(tests) if tests is not None else []
     selector = selectors(chosen) if chosen else WARMUP_SELECTOR
-    argv = (*base_args(offline=offline), *TEST_FLAGS, *extra_args, f"-Dtest={selector}", "test")
+    argv = (*base_args(offline=offline, maven=maven), *TEST_FLAGS, *extra_args, f"-Dtest={selector}", "test")
     env: tuple[tuple[str, str], ...] = ()
     if includes:
         env = (("JAVA_TOOL_OPTIONS", agent_option(includes)),)
@@ -150,16 +157,16 @@ def selection_step(
         java_version=java_version,
         env=env,
         network=not offline,
-        maven_version=maven_version,
+        tools=maven,
     )
 
 
 def resolve_artifact_step(
-    artifact: str, *, java_version: int, timeout: float, maven_version: str = ""
+    artifact: str, *, java_version: int, timeout: float, maven: tuple[tuple[str, str], ...] = ()
 ) -> BuildStep:
     """Online ``dependency:get`` of one artifact (the JaCoCo agent or CLI) into the repository."""
     argv = (
-        "mvn",
+        mvn_program(maven),
         "-B",
         "-ntp",
         f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}",
@@ -174,5 +181,5 @@ def resolve_artifact_step(
         timeout=timeout,
         java_version=java_version,
         network=True,
-        maven_version=maven_version,
+        tools=maven,
     )

@@ -33,6 +33,7 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.run.maven.dist import maven_tools
 from pytest_tebench.run.maven.jacoco import EXEC_FILE
 from pytest_tebench.run.maven.jacoco import XML_FILE
 from pytest_tebench.run.maven.jacoco import CoverageReport
@@ -71,6 +72,8 @@ class RunSettings:
     java_version: int = 17
     #: Maven to use (``""`` = the executor's, e.g. ``"3.9.9"`` from :mod:`~pytest_tebench.run.maven.dist`).
     maven_version: str = ""
+    #: Where Maven downloads are kept (None: ``dist.default_dist_cache()``).
+    maven_dist: Path | None = None
     offline: bool = True
     coverage: bool = True
     compile_timeout: float = DEFAULT_TIMEOUT_COMPILE
@@ -88,6 +91,11 @@ class RunSettings:
     #: ``mvn test-compile`` and ``mvn test`` as two launches (own timeouts and timings) instead of
     #: one ``mvn test`` (compile limit until Surefire starts, then the test limit). Costs a launch.
     split_launches: bool = False
+
+    def maven_tools(self) -> tuple[tuple[str, str], ...]:
+        """The resolved Maven distribution every Maven step of this build carries (none: the
+        executor's ``mvn``). Resolved here, in the build layer, never by an executor."""
+        return maven_tools(self.maven_version, self.maven_dist)
 
 
 @dataclass(frozen=True)
@@ -258,7 +266,7 @@ class _Run:
             timeout=timeout,
             includes=includes,
             offline=settings.offline,
-            maven_version=settings.maven_version,
+            maven=settings.maven_tools(),
             extra_args=settings.extra_args,
             name=name,
         )
@@ -324,7 +332,7 @@ class _Run:
                 java_version=settings.java_version,
                 timeout=settings.compile_timeout,
                 offline=settings.offline,
-                maven_version=settings.maven_version,
+                maven=settings.maven_tools(),
                 extra_args=settings.extra_args,
             )
         )

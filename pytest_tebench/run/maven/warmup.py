@@ -185,7 +185,7 @@ def ensure_coverage_jars(executor: Executor, workspace: Path, settings: RunSetti
                     artifact,
                     java_version=settings.java_version,
                     timeout=settings.warmup_timeout,
-                    maven_version=settings.maven_version,
+                    maven=settings.maven_tools(),
                 ),
                 maven_repo=settings.maven_repo,
             )
@@ -268,7 +268,7 @@ def _online_build(
                 java_version=settings.java_version,
                 timeout=timeout,
                 offline=False,
-                maven_version=settings.maven_version,
+                maven=settings.maven_tools(),
                 extra_args=settings.extra_args,
             )
         ),
@@ -293,7 +293,7 @@ def _online_build(
                 timeout=timeout,
                 includes=includes,
                 offline=False,
-                maven_version=settings.maven_version,
+                maven=settings.maven_tools(),
                 extra_args=settings.extra_args,
             )
         ),
