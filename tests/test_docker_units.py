@@ -378,3 +378,26 @@ def test_the_docker_output_follower_holds_a_bounded_line() -> None:
     clock = Clock(step, started=0.0)
     docker_module._follow(Container(), clock)
     assert clock.switched and max(len(line) for line in seen) <= MAX_LINE + 100
+
+
+def test_a_failed_image_build_is_tried_once_more(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    attempts: list[int] = []
+
+    def flaky_build(*args: object, **kwargs: object) -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise HarnessError("debootstrap: the mirror reset the connection")
+        return "built"
+
+    monkeypatch.setattr(docker_image, "image_present", lambda client, tag: False)
+    monkeypatch.setattr(docker_image, "_build_locked", flaky_build)
+    lines: list[str] = []
+    assert docker_image.ensure_image(object(), progress=lines.append, work_dir=tmp_path) == "built"
+    assert len(attempts) == 2 and any("trying once more" in line for line in lines)
+    # a second failure is the error
+    attempts.clear()
+    monkeypatch.setattr(
+        docker_image, "_build_locked", lambda *a, **k: (_ for _ in ()).throw(HarnessError("down"))
+    )
+    with pytest.raises(HarnessError, match="down"):
+        docker_image.ensure_image(object(), work_dir=tmp_path)

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import ANSWERS
+from conftest import ARITHMETIC_CONFTEST
 from conftest import QUESTIONS
 from conftest import report
 from conftest import run
@@ -211,3 +212,20 @@ def test_a_repeated_dataset_row_does_not_hide_the_first(toy: pytest.Pytester) ->
     # the second q1 row is broken: the first, usable one is what every q1 item evaluates
     write_jsonl(toy.path / "questions.jsonl", [*QUESTIONS, {"instance_id": "q1", "question": "1 +"}])
     run(toy).assert_outcomes(passed=5, failed=1)
+
+
+def test_the_json_report_itself_can_come_from_a_conftest(toy: pytest.Pytester) -> None:
+    # pytest_tebench_generate_json is firstresult: this one replaces the built-in report builder
+    toy.makeconftest(
+        ARITHMETIC_CONFTEST.read_text()
+        + """
+
+@pytest.hookimpl
+def pytest_tebench_generate_json(config, records, summary):
+    return {"schema_version": 1, "mine": len(records), "summary": summary, "results": records, "extra": {}}
+"""
+    )
+    run(toy, "--tebench-report=r.json").assert_outcomes(passed=5, failed=1)
+    data = report(toy, "r.json")
+    assert data["mine"] == 6 and data["extra"] == {"from_conftest": 6}  # update_json still ran
+    assert data["summary"]["good"]["accuracy"] == 1.0

@@ -474,7 +474,12 @@ def ensure_image(
         if image_present(client, tag):
             return tag
         progress(f"[image] {tag} is missing; building it (a few minutes, needs the Debian mirror)")
-        return _build_locked(client, recipe, tag, progress=progress, work_dir=work_dir, keep_rootfs=False)
+        try:
+            return _build_locked(client, recipe, tag, progress=progress, work_dir=work_dir, keep_rootfs=False)
+        except HarnessError as exc:
+            # a mirror hiccup must not cost every item of the run: one more try, then the error
+            progress(f"[image] the build failed ({exc}); trying once more")
+            return _build_locked(client, recipe, tag, progress=progress, work_dir=work_dir, keep_rootfs=False)
 
 
 def connect() -> Any:

@@ -25,6 +25,8 @@ from pytest_tebench.settings import memory
 
 EXECUTORS = ("local", "docker", "auto")
 DEFAULT_EXECUTOR = "auto"
+DEFAULT_MEMORY = "4g"
+DEFAULT_CPUS = 2.0
 #: Said once per run when ``auto`` found no engine and predictions ran on the host.
 UNSANDBOXED_WARNING = (
     "WARNING: no Docker engine answered, so predictions ran unsandboxed on this machine "
@@ -41,9 +43,9 @@ EXECUTOR_OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec("image", metavar="NAME",
                help="Docker image for builds instead of the locally built pytest-tebench/java image."),
-    OptionSpec("docker-memory", metavar="SIZE", default="4g", type=memory,
+    OptionSpec("docker-memory", metavar="SIZE", default=DEFAULT_MEMORY, type=memory,
                help="Memory limit of a build container (e.g. 4g, 512m). Default: %(default)s."),
-    OptionSpec("docker-cpus", metavar="N", type=cpus, default=2.0,
+    OptionSpec("docker-cpus", metavar="N", type=cpus, default=DEFAULT_CPUS,
                help="CPU limit of a build container. Default: %(default)s."),
 )  # fmt: skip
 
@@ -54,8 +56,8 @@ class ExecutorOptions:
     #: ``--tebench-jdk``: a feature version ("17") or a JDK home; None = chosen per build.
     jdk: str | None = None
     image: str | None = None
-    memory: str = "4g"
-    cpus: float = 2.0
+    memory: str = DEFAULT_MEMORY
+    cpus: float = DEFAULT_CPUS
     run_id: str | None = None
 
     @classmethod
@@ -65,8 +67,8 @@ class ExecutorOptions:
             name=name,
             jdk=values.get("jdk"),
             image=values.get("image"),
-            memory=str(values.get("docker_memory") or "4g"),
-            cpus=float(values.get("docker_cpus") or 2.0),
+            memory=str(values.get("docker_memory") or DEFAULT_MEMORY),
+            cpus=float(values.get("docker_cpus") or DEFAULT_CPUS),
             **extra,
         )
 
