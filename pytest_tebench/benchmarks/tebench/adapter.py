@@ -44,6 +44,7 @@ from pytest_tebench.report.terminal import format_counts_line
 from pytest_tebench.report.terminal import format_ids
 from pytest_tebench.workspace.checkout import PatchDoesNotApply
 from pytest_tebench.workspace.checkout import Workspace
+from pytest_tebench.workspace.layout import is_test_path
 
 MARKERS = (
     "breaking: the instance's gold patch fixes existing tests that break on V-0.5",
@@ -223,7 +224,9 @@ class TebenchAdapter:
         record["refused_files"] = [
             {"path": r.path, "kind": r.kind, "reason": r.reason} for r in applied.refused
         ]
-        shadowing = shadowing_classes(workspace.path, applied.applied_files)
+        # only test sources can shadow: an allowed production edit (--tebench-allow-non-test-edits)
+        # declares its own classes, in their own place
+        shadowing = shadowing_classes(workspace.path, [f for f in applied.applied_files if is_test_path(f)])
         if shadowing:
             # a class that replaces production code or the test framework on the test classpath
             record["status"] = "not_applied"
