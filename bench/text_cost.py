@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_tebench.benchmarks.swebench_text import SwebenchLayout
+from pytest_tebench.benchmarks.swebench.text import SwebenchLayout
 from pytest_tebench.benchmarks.tebench.text import TebenchLayout
 from pytest_tebench.text.build import PromptLayout
 from pytest_tebench.text.build import TextSettings

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_tebench.benchmarks.swebench_text import SwebenchLayout
+from pytest_tebench.benchmarks.swebench.text import SwebenchLayout
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.selection import keyword_matcher
 from pytest_tebench.text.bm25 import FileIndex

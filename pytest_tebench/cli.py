@@ -185,7 +185,7 @@ def _text(args: argparse.Namespace) -> int:
 
     layout: PromptLayout
     if args.benchmark == "swebench":
-        from pytest_tebench.benchmarks.swebench_text import SwebenchLayout
+        from pytest_tebench.benchmarks.swebench.text import SwebenchLayout
 
         layout = SwebenchLayout()
     else:

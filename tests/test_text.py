@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from pytest_tebench import cli
-from pytest_tebench.benchmarks.swebench_text import SwebenchLayout
-from pytest_tebench.benchmarks.swebench_text import is_test
-from pytest_tebench.benchmarks.swebench_text import oracle_paths
-from pytest_tebench.benchmarks.swebench_text import prompt_style_3
+from pytest_tebench.benchmarks.swebench.text import SwebenchLayout
+from pytest_tebench.benchmarks.swebench.text import is_test
+from pytest_tebench.benchmarks.swebench.text import oracle_paths
+from pytest_tebench.benchmarks.swebench.text import prompt_style_3
 from pytest_tebench.benchmarks.tebench.text import TebenchLayout
 from pytest_tebench.benchmarks.tebench.text import shown_diff
 from pytest_tebench.errors import InputError

@@ -11,16 +11,16 @@ their scripts assume the registry's conda images). Text columns (``text``, ``pro
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.benchmarks.fields import sha_field
+from pytest_tebench.benchmarks.fields import slug_field
+from pytest_tebench.benchmarks.fields import text_field
+from pytest_tebench.benchmarks.fields import with_problem
 from pytest_tebench.instance.datasets import RawRecord
-
-_SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
-_SLUG = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def load(records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
     for record in records:
         instance = _validate(record)
         if instance.problem is None and instance.instance_id in seen:
-            instance = _with_problem(
+            instance = with_problem(
                 instance, f"duplicate instance_id (first at {seen[instance.instance_id]})"
             )
         seen.setdefault(instance.instance_id, record.origin)
@@ -58,65 +58,28 @@ def _validate(record: RawRecord) -> BenchmarkInstance:
     repo = data.get("repo") if isinstance(data.get("repo"), str) else ""
     shell = BenchmarkInstance(instance_id, str(repo or "unknown"), str(repo or ""), (), record.origin)
     if record.problem:
-        return _with_problem(shell, record.problem)
+        return with_problem(shell, record.problem)
     try:
-        base = _sha(data, "base_commit")
+        base = sha_field(data, "base_commit")
         payload = SwebenchInstance(
-            instance_id=_text(data, "instance_id"),
-            repo=_slug(data),
+            instance_id=text_field(data, "instance_id"),
+            repo=slug_field(data),
             version=_version(data),
             base_commit=base,
-            environment_setup_commit=_sha(data, "environment_setup_commit")
+            environment_setup_commit=sha_field(data, "environment_setup_commit")
             if data.get("environment_setup_commit")
             else base,
-            patch=_text(data, "patch", allow_empty=True),
-            test_patch=_text(data, "test_patch"),
+            patch=text_field(data, "patch", allow_empty=True),
+            test_patch=text_field(data, "test_patch"),
             fail_to_pass=_tests(data, "FAIL_TO_PASS"),
             pass_to_pass=_tests(data, "PASS_TO_PASS"),
             log_parser=str(data["log_parser"]) if isinstance(data.get("log_parser"), str) else None,
         )
     except ValueError as exc:
-        return _with_problem(shell, str(exc))
+        return with_problem(shell, str(exc))
     if not payload.fail_to_pass:
-        return _with_problem(shell, "FAIL_TO_PASS is empty: nothing would tell a fix from no fix")
+        return with_problem(shell, "FAIL_TO_PASS is empty: nothing would tell a fix from no fix")
     return BenchmarkInstance(payload.instance_id, payload.repo, payload.repo, (), record.origin, payload)
-
-
-def _with_problem(instance: BenchmarkInstance, problem: str) -> BenchmarkInstance:
-    return BenchmarkInstance(
-        instance.instance_id,
-        instance.project,
-        instance.repo,
-        instance.labels,
-        instance.origin,
-        instance.payload,
-        f"{instance.origin}: instance {instance.instance_id}: {problem}",
-    )
-
-
-def _text(data: dict[str, Any], name: str, *, allow_empty: bool = False) -> str:
-    value = data.get(name)
-    if value is None:
-        raise ValueError(f"field {name!r} is missing")
-    if not isinstance(value, str):
-        raise ValueError(f"field {name!r} must be a string, not {type(value).__name__}")
-    if not allow_empty and not value.strip():
-        raise ValueError(f"field {name!r} is empty")
-    return value
-
-
-def _sha(data: dict[str, Any], name: str) -> str:
-    value = _text(data, name).strip()
-    if not _SHA.match(value):
-        raise ValueError(f"field {name!r} is not a commit hash: {value!r}")
-    return value
-
-
-def _slug(data: dict[str, Any]) -> str:
-    value = _text(data, "repo").strip()
-    if not _SLUG.match(value):
-        raise ValueError(f"field 'repo' must look like 'owner/name', not {value!r}")
-    return value
 
 
 def _version(data: dict[str, Any]) -> str:
@@ -124,7 +87,7 @@ def _version(data: dict[str, Any]) -> str:
     # some exports store versions as numbers; 0.1 and 0.10 would collide, so only strings are safe
     if isinstance(value, float | int) and not isinstance(value, bool):
         raise ValueError(f"field 'version' must be a string like '2.0', not the number {value!r}")
-    return _text(data, "version").strip()
+    return text_field(data, "version").strip()
 
 
 def _tests(data: dict[str, Any], name: str) -> tuple[str, ...]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -22,6 +21,10 @@ from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
+from pytest_tebench.benchmarks.fields import sha_field
+from pytest_tebench.benchmarks.fields import slug_field
+from pytest_tebench.benchmarks.fields import text_field
+from pytest_tebench.benchmarks.fields import with_problem
 from pytest_tebench.benchmarks.tebench.aggregate import summarise
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import test_changes
@@ -59,8 +62,6 @@ GATE_METRICS: dict[str, tuple[tuple[str, ...], str]] = {
     "macro_f1": (("identification", "macro", "f1"), "macro identification F1"),
     "oa": (("update", "oa"), "update score OA (mean s_update)"),
 }
-_SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
-_SLUG = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ class TebenchAdapter:
         for record in records:
             instance = _validate(record)
             if instance.problem is None and instance.instance_id in seen:
-                instance = _with_problem(
+                instance = with_problem(
                     instance, f"duplicate instance_id (first at {seen[instance.instance_id]})"
                 )
             seen.setdefault(instance.instance_id, record.origin)
@@ -389,60 +390,23 @@ def _validate(record: RawRecord) -> BenchmarkInstance:
     repo = str(data.get("repo") or "") if isinstance(data.get("repo"), str) else ""
     shell = BenchmarkInstance(instance_id, project or "unknown", repo, (), record.origin)
     if record.problem:
-        return _with_problem(shell, record.problem)
+        return with_problem(shell, record.problem)
     try:
         payload = TebenchInstance(
-            instance_id=_text(data, "instance_id"),
-            project=_text(data, "project"),
-            repo=_slug(data),
-            v_minus_1_commit=_sha(data, "v_minus_1_commit"),
-            source_patch=_text(data, "source_patch", allow_empty=True),
-            test_patch=_text(data, "test_patch"),
+            instance_id=text_field(data, "instance_id"),
+            project=text_field(data, "project"),
+            repo=slug_field(data),
+            v_minus_1_commit=sha_field(data, "v_minus_1_commit"),
+            source_patch=text_field(data, "source_patch", allow_empty=True),
+            test_patch=text_field(data, "test_patch"),
             labels=_labels(data),
-            v0_commit=_sha(data, "v0_commit") if data.get("v0_commit") else None,
+            v0_commit=sha_field(data, "v0_commit") if data.get("v0_commit") else None,
         )
     except ValueError as exc:
-        return _with_problem(shell, str(exc))
+        return with_problem(shell, str(exc))
     return BenchmarkInstance(
         payload.instance_id, payload.project, payload.repo, payload.labels, record.origin, payload
     )
-
-
-def _with_problem(instance: BenchmarkInstance, problem: str) -> BenchmarkInstance:
-    return BenchmarkInstance(
-        instance.instance_id,
-        instance.project,
-        instance.repo,
-        instance.labels,
-        instance.origin,
-        instance.payload,
-        f"{instance.origin}: instance {instance.instance_id}: {problem}",
-    )
-
-
-def _text(data: dict[str, Any], name: str, *, allow_empty: bool = False) -> str:
-    value = data.get(name)
-    if value is None:
-        raise ValueError(f"field {name!r} is missing")
-    if not isinstance(value, str):
-        raise ValueError(f"field {name!r} must be a string, not {type(value).__name__}")
-    if not allow_empty and not value.strip():
-        raise ValueError(f"field {name!r} is empty")
-    return value
-
-
-def _sha(data: dict[str, Any], name: str) -> str:
-    value = _text(data, name).strip()
-    if not _SHA.match(value):
-        raise ValueError(f"field {name!r} is not a commit hash: {value!r}")
-    return value
-
-
-def _slug(data: dict[str, Any]) -> str:
-    value = _text(data, "repo").strip()
-    if not _SLUG.match(value):
-        raise ValueError(f"field 'repo' must look like 'owner/name', not {value!r}")
-    return value
 
 
 def _labels(data: dict[str, Any]) -> tuple[str, ...]:

@@ -1,0 +1,53 @@
+"""Validators of dataset row fields, shared by every benchmark's ``load_instances``.
+
+Each raises ``ValueError`` with a message naming the field; adapters turn it into the
+instance's ``problem`` (an error item naming the row), never an exception that stops the run.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pytest_tebench.benchmarks.base import BenchmarkInstance
+
+SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
+SLUG = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+def text_field(data: dict[str, Any], name: str, *, allow_empty: bool = False) -> str:
+    value = data.get(name)
+    if value is None:
+        raise ValueError(f"field {name!r} is missing")
+    if not isinstance(value, str):
+        raise ValueError(f"field {name!r} must be a string, not {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise ValueError(f"field {name!r} is empty")
+    return value
+
+
+def sha_field(data: dict[str, Any], name: str) -> str:
+    value = text_field(data, name).strip()
+    if not SHA.match(value):
+        raise ValueError(f"field {name!r} is not a commit hash: {value!r}")
+    return value
+
+
+def slug_field(data: dict[str, Any]) -> str:
+    value = text_field(data, "repo").strip()
+    if not SLUG.match(value):
+        raise ValueError(f"field 'repo' must look like 'owner/name', not {value!r}")
+    return value
+
+
+def with_problem(instance: BenchmarkInstance, problem: str) -> BenchmarkInstance:
+    """``instance`` marked unusable: its items become errors naming the row and the reason."""
+    return BenchmarkInstance(
+        instance.instance_id,
+        instance.project,
+        instance.repo,
+        instance.labels,
+        instance.origin,
+        instance.payload,
+        f"{instance.origin}: instance {instance.instance_id}: {problem}",
+    )
