@@ -7,9 +7,12 @@ instance's ``problem`` (an error item naming the row), never an exception that s
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.instance.datasets import RawRecord
 
 SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
 SLUG = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -51,3 +54,20 @@ def with_problem(instance: BenchmarkInstance, problem: str) -> BenchmarkInstance
         instance.payload,
         f"{instance.origin}: instance {instance.instance_id}: {problem}",
     )
+
+
+def load_rows(
+    records: Sequence[RawRecord], validate: Callable[[RawRecord], BenchmarkInstance]
+) -> list[BenchmarkInstance]:
+    """Every row through ``validate``; a second row with an id already seen becomes a problem
+    (its items are errors naming both rows) rather than silently shadowing the first."""
+    instances: list[BenchmarkInstance] = []
+    seen: dict[str, str] = {}
+    for record in records:
+        instance = validate(record)
+        if instance.problem is None and instance.instance_id in seen:
+            first = seen[instance.instance_id]
+            instance = with_problem(instance, f"duplicate instance_id (first at {first})")
+        seen.setdefault(instance.instance_id, record.origin)
+        instances.append(instance)
+    return instances

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.benchmarks.fields import load_rows
 from pytest_tebench.benchmarks.fields import sha_field
 from pytest_tebench.benchmarks.fields import slug_field
 from pytest_tebench.benchmarks.fields import text_field
@@ -38,17 +39,7 @@ class SwebenchInstance:
 
 
 def load(records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
-    instances: list[BenchmarkInstance] = []
-    seen: dict[str, str] = {}
-    for record in records:
-        instance = _validate(record)
-        if instance.problem is None and instance.instance_id in seen:
-            instance = with_problem(
-                instance, f"duplicate instance_id (first at {seen[instance.instance_id]})"
-            )
-        seen.setdefault(instance.instance_id, record.origin)
-        instances.append(instance)
-    return instances
+    return load_rows(records, _validate)
 
 
 def _validate(record: RawRecord) -> BenchmarkInstance:

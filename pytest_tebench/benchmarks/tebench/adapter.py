@@ -21,6 +21,7 @@ from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
+from pytest_tebench.benchmarks.fields import load_rows
 from pytest_tebench.benchmarks.fields import sha_field
 from pytest_tebench.benchmarks.fields import slug_field
 from pytest_tebench.benchmarks.fields import text_field
@@ -108,17 +109,7 @@ class TebenchAdapter:
 
     # -- collection (every process) -----------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
-        instances: list[BenchmarkInstance] = []
-        seen: dict[str, str] = {}
-        for record in records:
-            instance = _validate(record)
-            if instance.problem is None and instance.instance_id in seen:
-                instance = with_problem(
-                    instance, f"duplicate instance_id (first at {seen[instance.instance_id]})"
-                )
-            seen.setdefault(instance.instance_id, record.origin)
-            instances.append(instance)
-        return instances
+        return load_rows(records, _validate)
 
     def cache_key(self, instance: BenchmarkInstance) -> str | None:
         payload: TebenchInstance = instance.payload
