@@ -178,17 +178,35 @@ class DaskDispatcher:
 
     # -- submitting and waiting -------------------------------------------------------------
     def submit(self, jobs: Sequence[Job]) -> list[str]:
-        """Submit one task per job; returns the task keys. A job whose bundle cannot be made is
-        not submitted: its item reports that error when it waits."""
-        keys: list[str] = []
+        """Submit one task per job; returns the task keys. A job whose repository cannot be
+        bundled is not submitted: its item reports that error when it waits."""
+        wanted: dict[str, tuple[str, ...]] = {}
         for job in jobs:
             if job.nodeid in self.futures:
                 continue
             try:
-                commits = repository_commits(self.adapter, job.instance)
-                bundle = self._bundle(job.instance.repo, commits) if commits else None
+                wanted[job.nodeid] = repository_commits(self.adapter, job.instance)
             except HarnessError as exc:
                 self.futures[job.nodeid] = exc
+        # one bundle per repository for the whole selection: its items share most of their history
+        by_repo: dict[str, set[str]] = {}
+        for job in jobs:
+            if wanted.get(job.nodeid):
+                by_repo.setdefault(job.instance.repo, set()).update(wanted[job.nodeid])
+        bundles: dict[str, Any] = {}
+        for repo, shas in by_repo.items():
+            try:
+                bundles[repo] = self._bundle(repo, tuple(sorted(shas)))
+            except HarnessError as exc:
+                bundles[repo] = exc
+        keys: list[str] = []
+        for job in jobs:
+            if job.nodeid not in wanted:
+                continue
+            commits = wanted[job.nodeid]
+            bundle = bundles.get(job.instance.repo) if commits else None
+            if isinstance(bundle, HarnessError):
+                self.futures[job.nodeid] = bundle
                 continue
             task = ItemTask(
                 self.adapter.name, self.values, self.executor_name, job.instance, job.prediction, commits
