@@ -203,14 +203,7 @@ def test_a_worker_killed_mid_build_gives_a_complete_report(cluster: Cluster, dem
     killer.start()
     dask = f"--tebench-executor=dask://{cluster.address.removeprefix('tcp://')}"
     result, report = demo_run(
-        "gold",
-        dask,
-        "--tebench-dask-worker-executor=local",
-        "-p",
-        "no:xdist",
-        "-k",
-        SELECT,
-        "--tebench-rerun",
+        "gold", dask, "--tebench-dask-worker-executor=local", *FAST, "-k", SELECT, "--tebench-rerun"
     )
     finished.set()
     killer.join()
