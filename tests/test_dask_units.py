@@ -1,0 +1,218 @@
+"""The Dask executor's parts without a cluster: options, bundles, the worker task, the summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
+from pytest_tebench.demo import DEMO_REPO
+from pytest_tebench.demo import build_demo_mirror
+from pytest_tebench.dispatch.bundles import make_bundle
+from pytest_tebench.dispatch.bundles import repository_dir_name
+from pytest_tebench.dispatch.bundles import unpack_bundle
+from pytest_tebench.dispatch.client import DaskDispatcher
+from pytest_tebench.dispatch.client import repository_commits
+from pytest_tebench.dispatch.client import task_key
+from pytest_tebench.dispatch.client import workers_line
+from pytest_tebench.dispatch.settings import DaskTarget
+from pytest_tebench.dispatch.settings import dask_target
+from pytest_tebench.dispatch.worker import ItemTask
+from pytest_tebench.dispatch.worker import portable_values
+from pytest_tebench.dispatch.worker import probe
+from pytest_tebench.dispatch.worker import run_item
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import InputError
+from pytest_tebench.instance.datasets import load_records
+from pytest_tebench.instance.predictions import gold_predictions
+from pytest_tebench.workspace.gitcmd import git_text
+from pytest_tebench.workspace.gitcmd import has_commit
+from pytest_tebench.workspace.repos import RepositoryStore
+
+from conftest import History
+
+
+# -- options ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("executor", "address"),
+    [
+        ("dask://127.0.0.1:8786", "tcp://127.0.0.1:8786"),
+        ("dask://scheduler.example.org:9000", "tcp://scheduler.example.org:9000"),
+        ("dask+tls://scheduler.example.org:8786", "tls://scheduler.example.org:8786"),
+        ("dask://[::1]:8786", "tcp://[::1]:8786"),
+    ],
+)
+def test_dask_addresses(executor: str, address: str) -> None:
+    target = dask_target(executor, {"dask_worker_executor": "local", "dask_retries": 0})
+    assert target == DaskTarget(address, None, worker_executor="local", retries=0)
+
+
+@pytest.mark.parametrize(
+    ("executor", "values", "message"),
+    [
+        ("dask://127.0.0.1", {}, "is not dask://HOST:PORT"),
+        ("dask://127.0.0.1:99999", {}, "is not dask://HOST:PORT"),
+        ("dask://a b:1", {}, "is not dask://HOST:PORT"),
+        ("dask", {}, "needs --tebench-dask-scheduler-file"),
+        ("dask://127.0.0.1:8786", {"dask_scheduler_file": "/s.json"}, "both name a scheduler"),
+        ("docker", {"dask_scheduler_file": "/s.json"}, "drop one of them"),
+    ],
+)
+def test_bad_dask_options_are_refused(executor: str, values: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        dask_target(executor, values)
+
+
+def test_other_executors_are_not_dask() -> None:
+    assert dask_target("local", {}) is None
+    assert dask_target("auto", {"dask_scheduler_file": None}) is None
+
+
+def test_a_scheduler_file_alone_selects_dask(tmp_path: Path) -> None:
+    from pytest_tebench.context import options_from_values
+
+    assert (
+        options_from_values({"predictions": "gold", "dask_scheduler_file": tmp_path / "s.json"}).executor
+        == "dask"
+    )
+    assert options_from_values({"predictions": "gold"}).executor == "auto"
+
+
+def test_paths_of_this_machine_do_not_travel(tmp_path: Path) -> None:
+    values = {
+        "maven_repo": tmp_path,
+        "repos": [tmp_path],
+        "scoring": "paper",
+        "predictions": "run.jsonl",
+        "jdk": "17",
+    }
+    assert portable_values(values) == {"scoring": "paper", "jdk": "17"}
+
+
+DEMO_ARGS = ("-p", "no:cacheprovider", "--tebench-predictions=gold", "--tebench-skip-update")
+
+
+def test_dask_refuses_xdist(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(*DEMO_ARGS, f"--tebench-cache-dir={pytester.path / 'c'}",
+                                "--tebench-executor=dask://127.0.0.1:8786", "-n", "2")  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*dispatches items to the cluster itself: run it without -n (or with -n 0)*"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--tebench-executor=dask://nowhere",), "*is not dask://HOST:PORT or dask+tls://HOST:PORT*"),
+        (("--tebench-dask-scheduler-file=missing.json",), "*no scheduler file at missing.json*"),
+        (("--tebench-executor=dask",), "*--tebench-executor=dask needs --tebench-dask-scheduler-file*"),
+    ],
+)
+def test_bad_dask_options_are_usage_errors(
+    pytester: pytest.Pytester, args: tuple[str, ...], message: str
+) -> None:
+    result = pytester.runpytest(
+        *DEMO_ARGS, f"--tebench-cache-dir={pytester.path / 'c'}", "-p", "no:xdist", *args
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+@pytest.mark.dask
+def test_an_unreachable_scheduler_is_a_clear_error() -> None:
+    target = DaskTarget("tcp://127.0.0.1:9", None, connect_timeout=2)
+    adapter = TebenchAdapter()
+    with pytest.raises(InputError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+        DaskDispatcher(target, adapter=adapter, values={}, repos=RepositoryStore(Path("/nonexistent")),
+                       cache_dir=Path("/nonexistent"))  # fmt: skip
+
+
+# -- bundles ------------------------------------------------------------------------------
+def test_a_bundle_carries_the_commits_and_leaves_the_source_alone(make_history: Any, tmp_path: Path) -> None:
+    history: History = make_history("lib")
+    first = history.commit({"a.txt": "one\n"})
+    second = history.commit({"a.txt": "two\n"})
+    history.commit({"a.txt": "three\n"})
+    refs_before = git_text(history.path, "show-ref")
+    bundle = make_bundle(history.path, "acme/lib", [second], tmp_path / "bundles")
+    assert git_text(history.path, "show-ref") == refs_before  # the user's repository is only read
+    assert make_bundle(history.path, "acme/lib", [second], tmp_path / "bundles") == bundle  # kept, not remade
+
+    repos = tmp_path / "worker-repos"
+    target = unpack_bundle(bundle.path.read_bytes(), "acme/lib", [second], repos)
+    assert target == repos / repository_dir_name("acme/lib") == repos / "acme+lib.git"
+    assert has_commit(target, second) and has_commit(target, first)  # with its history
+    # the worker's store finds it like a local mirror, offline
+    store = RepositoryStore(tmp_path / "cache", local_dirs=(repos,), allow_network=False)
+    assert store.locate("acme/lib", [second]) == target
+    # a worker that has the commits does not fetch again (even from garbage)
+    assert unpack_bundle(b"not a bundle", "acme/lib", [second], repos) == target
+    with pytest.raises(HarnessError):
+        unpack_bundle(b"not a bundle", "acme/other", [second], repos)
+
+
+class _NoCommits:
+    name = "toy"
+
+
+def test_an_adapter_must_say_which_commits_it_needs() -> None:
+    instance = BenchmarkInstance("toy-1", "toy", "acme/toy", (), "row 1")
+    with pytest.raises(HarnessError, match="has no repository_commits"):
+        repository_commits(_NoCommits(), instance)  # type: ignore[arg-type]
+    assert repository_commits(_NoCommits(), BenchmarkInstance("x", "toy", "", (), "row 1")) == ()  # type: ignore[arg-type]
+
+
+def test_task_keys_are_readable_and_unique_per_session() -> None:
+    key = task_key("gold::textkit__69c4649c[gold]", "s1")
+    assert key.startswith("tebench-item-gold_textkit__69c4649c_gold_-") and key.endswith("-s1")
+    assert key != task_key("gold::textkit__69c4649c[gold]", "s2")
+
+
+# -- the worker task, in this process -----------------------------------------------------
+@pytest.fixture
+def demo_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ItemTask, bytes]:
+    monkeypatch.setenv("TEBENCH_WORKER_CACHE_DIR", str(tmp_path / "worker"))
+    adapter = TebenchAdapter()
+    instance = adapter.load_instances(load_records("demo"))[0]
+    [prediction] = gold_predictions([(instance.instance_id, adapter.gold_patch(instance))])
+    mirror = build_demo_mirror(tmp_path / "mirror.git")
+    commits = repository_commits(adapter, instance)
+    bundle = make_bundle(mirror, DEMO_REPO, commits, tmp_path / "bundles")
+    task = ItemTask("tebench", {"gold_runs": 1}, "docker", instance, prediction, commits)
+    return task, bundle.path.read_bytes()
+
+
+def test_a_worker_without_a_docker_engine_returns_a_harness_error(
+    demo_task: tuple[ItemTask, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    task, bundle = demo_task
+    outcome = run_item(task, bundle)
+    assert outcome["record"] is None
+    assert outcome["error"]["status"] == "error"
+    assert "docker" in outcome["error"]["message"].lower()
+    info = probe("tebench", {}, "docker", True)
+    assert info["problem"] and "docker" in info["problem"].lower()
+
+
+def test_a_worker_scores_identification_from_the_bundle_alone(demo_task: tuple[ItemTask, bytes]) -> None:
+    task, bundle = demo_task
+    identification_only = ItemTask(
+        task.benchmark, {"skip_update": True}, "local", task.instance, task.prediction, task.commits
+    )
+    outcome = run_item(identification_only, bundle)
+    assert outcome["error"] is None, outcome["error"]
+    assert outcome["record"]["status"] == "evaluated"
+    assert outcome["record"]["identification"]["f1"] == 1.0
+    missing = run_item(identification_only, None)
+    assert "no repository bundle reached this worker" in missing["error"]["message"]
+
+
+def test_the_summary_names_the_workers() -> None:
+    records = [{"worker": "tcp://a:1"}, {"worker": "tcp://b:2"}, {"worker": "tcp://a:1"}, {"cache": "hit"}]
+    assert workers_line(records) == "dask: 3 item(s) ran on 2 worker(s): tcp://a:1 (2), tcp://b:2 (1)"
+    assert workers_line([{"cache": "hit"}]) is None
