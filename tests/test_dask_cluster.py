@@ -135,3 +135,14 @@ def test_a_worker_killed_mid_build_gives_a_complete_report(
     # what the dead worker was building ran again on the other one
     survivors = {str(r["worker"]) for r in records.values()}
     assert killed[0] not in survivors and len(survivors) == 1
+
+
+@pytest.mark.docker
+def test_workers_build_in_the_sandbox_by_default(cluster: LoopbackCluster, demo_run: DemoRun) -> None:
+    result, report = demo_run("gold", cluster.executor_option, *FAST, "-k", SELECTED[0], "--tebench-rerun")
+    result.assert_outcomes(passed=1, deselected=8)
+    [record] = report["results"]  # type: ignore[index]
+    assert record["update"]["executor"] == "docker"
+    assert record["update"]["s_update"] == 1.0
+    assert record["worker"] in cluster.worker_names()
+    result.stdout.fnmatch_lines(["*building with docker*", "*builds ran on: docker*"])

@@ -15,6 +15,7 @@ from pytest_tebench.dispatch.bundles import make_bundle
 from pytest_tebench.dispatch.bundles import repository_dir_name
 from pytest_tebench.dispatch.bundles import unpack_bundle
 from pytest_tebench.dispatch.client import DaskDispatcher
+from pytest_tebench.dispatch.client import Job
 from pytest_tebench.dispatch.client import repository_commits
 from pytest_tebench.dispatch.client import task_key
 from pytest_tebench.dispatch.client import workers_line
@@ -216,3 +217,61 @@ def test_the_summary_names_the_workers() -> None:
     records = [{"worker": "tcp://a:1"}, {"worker": "tcp://b:2"}, {"worker": "tcp://a:1"}, {"cache": "hit"}]
     assert workers_line(records) == "dask: 3 item(s) ran on 2 worker(s): tcp://a:1 (2), tcp://b:2 (1)"
     assert workers_line([{"cache": "hit"}]) is None
+
+
+class _Future:
+    def __init__(self, done: bool) -> None:
+        self._done = done
+
+    def done(self) -> bool:
+        return self._done
+
+
+class _Client:
+    def __init__(self) -> None:
+        self.cancelled: list[Any] = []
+        self.closed = False
+
+    def cancel(self, futures: list[Any], force: bool) -> None:
+        self.cancelled.extend(futures)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_stopping_cancels_what_has_not_finished() -> None:
+    dispatcher = DaskDispatcher.__new__(DaskDispatcher)
+    finished, pending = _Future(True), _Future(False)
+    dispatcher.client = _Client()
+    dispatcher.futures = {"a": finished, "b": pending, "c": HarnessError("no bundle")}
+    assert dispatcher.close() == 1
+    assert dispatcher.client.cancelled == [pending] and dispatcher.client.closed
+
+
+class _Done:
+    def __init__(self, outcome: dict[str, Any]) -> None:
+        self.outcome = outcome
+
+    def result(self) -> dict[str, Any]:
+        return self.outcome
+
+
+def test_a_workers_harness_error_comes_back_as_one_with_its_evidence() -> None:
+    dispatcher = DaskDispatcher.__new__(DaskDispatcher)
+    error = {"message": "gold fails", "status": "invalid_instance", "log_tail": "BUILD FAILURE",
+             "timings": {"gold_build": 1.5}, "workspace": ""}  # fmt: skip
+    instance = BenchmarkInstance("i", "p", "", (), "row 1")
+    [prediction] = gold_predictions([("i", "")])
+    dispatcher.futures = {
+        "bad": _Done({"worker": "tcp://w:1", "record": None, "error": error}),
+        "good": _Done({"worker": "tcp://w:2", "record": {"status": "evaluated"}, "error": None}),
+    }
+    with pytest.raises(HarnessError) as raised:
+        dispatcher.result(Job("bad", instance, prediction))
+    assert str(raised.value) == "gold fails (on Dask worker tcp://w:1)"
+    assert raised.value.status == "invalid_instance"
+    assert raised.value.log_tail == "BUILD FAILURE" and raised.value.timings == {"gold_build": 1.5}
+    assert dispatcher.result(Job("good", instance, prediction)) == {
+        "status": "evaluated",
+        "worker": "tcp://w:2",
+    }

@@ -215,7 +215,9 @@ class DaskDispatcher:
             self.futures[job.nodeid] = self.client.submit(
                 run_item, task, bundle,
                 key=key, resources={SANDBOX: 1}, retries=self.target.retries, pure=False,
-                workers=sorted(self.check.able), allow_other_workers=False,
+                # pinned only when some workers cannot build: a pinned task waits for its workers
+                # forever, and a worker restarted by its nanny comes back under a new address
+                workers=sorted(self.check.able) if self.check.unable else None, allow_other_workers=False,
             )  # fmt: skip
             keys.append(key)
         return keys
