@@ -98,15 +98,15 @@ class LoopbackCluster:
         if self.client is not None:
             self.client.close()
             self.client = None
-        for process in self.processes.values():
+        # workers first: a worker whose scheduler is gone keeps trying to reconnect for a while
+        for process in reversed(self.processes.values()):
             if process.poll() is None:
                 process.terminate()
-        for process in self.processes.values():
             try:
-                process.wait(30)
+                process.wait(15)
             except subprocess.TimeoutExpired:
                 process.kill()
-                process.wait(30)
+                process.wait(15)
 
 
 def _wait(ready: Callable[[], object], what: str, limit: float) -> None:
