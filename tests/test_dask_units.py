@@ -16,6 +16,7 @@ from pytest_tebench.dispatch.bundles import repository_dir_name
 from pytest_tebench.dispatch.bundles import unpack_bundle
 from pytest_tebench.dispatch.client import DaskDispatcher
 from pytest_tebench.dispatch.client import Job
+from pytest_tebench.dispatch.client import WorkerCheck
 from pytest_tebench.dispatch.client import repository_commits
 from pytest_tebench.dispatch.client import task_key
 from pytest_tebench.dispatch.client import workers_line
@@ -275,3 +276,36 @@ def test_a_workers_harness_error_comes_back_as_one_with_its_evidence() -> None:
         "status": "evaluated",
         "worker": "tcp://w:2",
     }
+
+
+class _Submitting:
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    def submit(self, *args: Any, **kwargs: Any) -> str:
+        self.calls.append((args, kwargs))
+        return f"future-{len(self.calls)}"
+
+
+class _Builds:
+    name = "toy"
+    uses_executor = True
+
+
+def test_later_items_of_an_instance_wait_for_its_first_one() -> None:
+    dispatcher = DaskDispatcher.__new__(DaskDispatcher)
+    dispatcher.client = _Submitting()
+    dispatcher.adapter = _Builds()  # type: ignore[assignment]
+    dispatcher.values, dispatcher.executor_name, dispatcher.session = {}, "local", "s1"
+    dispatcher.target = DaskTarget("tcp://127.0.0.1:1", None, retries=3)
+    dispatcher.futures, dispatcher.check = {}, WorkerCheck(able={"tcp://w:1": "t"})
+    one, two = (BenchmarkInstance(i, "toy", "", (), "row") for i in ("one", "two"))
+    [p1, p2] = gold_predictions([("one", ""), ("two", "")])
+    jobs = [Job("a", one, p1), Job("b", two, p2), Job("c", one, p1), Job("d", one, p1)]
+    keys = dispatcher.submit(jobs)
+    assert [key.split("-")[-1] for key in keys] == ["s1"] * 4
+    calls = dispatcher.client.calls
+    assert [args[3] for args, _ in calls] == [None, None, "future-1", "future-1"]
+    assert all(kwargs["resources"] == {"sandbox": 1} and kwargs["retries"] == 3 for _, kwargs in calls)
+    assert all(kwargs["workers"] is None for _, kwargs in calls)  # every worker can build: none pinned
+    assert dispatcher.submit(jobs) == []  # submitted once

@@ -200,6 +200,9 @@ class DaskDispatcher:
             except HarnessError as exc:
                 bundles[repo] = exc
         keys: list[str] = []
+        # the first item of an instance builds its gold reference (kept on that worker's disk); the
+        # instance's other items wait for it and, by Dask's data locality, tend to run there too
+        first: dict[str, Any] = {}
         for job in jobs:
             if job.nodeid not in wanted:
                 continue
@@ -212,13 +215,15 @@ class DaskDispatcher:
                 self.adapter.name, self.values, self.executor_name, job.instance, job.prediction, commits
             )
             key = task_key(job.nodeid, self.session)
+            after = first.get(job.instance.instance_id) if self.adapter.uses_executor else None
             self.futures[job.nodeid] = self.client.submit(
-                run_item, task, bundle,
+                run_item, task, bundle, after,
                 key=key, resources={SANDBOX: 1}, retries=self.target.retries, pure=False,
                 # pinned only when some workers cannot build: a pinned task waits for its workers
                 # forever, and a worker restarted by its nanny comes back under a new address
                 workers=sorted(self.check.able) if self.check.unable else None, allow_other_workers=False,
             )  # fmt: skip
+            first.setdefault(job.instance.instance_id, self.futures[job.nodeid])
             keys.append(key)
         return keys
 

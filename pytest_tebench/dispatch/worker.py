@@ -185,8 +185,12 @@ def worker_version() -> str:
     return __version__
 
 
-def run_item(task: ItemTask, bundle: bytes | None) -> dict[str, Any]:
-    """Prepare, evaluate and clean up one item; ``{"worker", "record"}`` or ``{"worker", "error"}``."""
+def run_item(task: ItemTask, bundle: bytes | None, after: object = None) -> dict[str, Any]:
+    """Prepare, evaluate and clean up one item; ``{"worker", "record"}`` or ``{"worker", "error"}``.
+
+    ``after`` is the outcome of the instance's first item when this is a later one: unused, it
+    only makes Dask run this item after that one (whose gold reference is then on a worker's disk)."""
+    del after
     where = worker_address()
     try:
         return {"worker": where, "record": _evaluate(task, bundle), "error": None}
