@@ -138,11 +138,24 @@ def test_a_worker_killed_mid_build_gives_a_complete_report(
 
 
 @pytest.mark.docker
-def test_workers_build_in_the_sandbox_by_default(cluster: LoopbackCluster, demo_run: DemoRun) -> None:
-    result, report = demo_run("gold", cluster.executor_option, *FAST, "-k", SELECTED[0], "--tebench-rerun")
+def test_workers_build_in_the_sandbox_and_one_without_an_engine_is_left_out(
+    tmp_path_factory: pytest.TempPathFactory, worker_cache: Path, demo_run: DemoRun
+) -> None:
+    env = {"TEBENCH_WORKER_CACHE_DIR": str(worker_cache), "TEBENCH_WORKER_MAVEN_REPO": str(TEST_MAVEN_REPO)}
+    with LoopbackCluster(tmp_path_factory.mktemp("dask-cluster"), workers=1, env=env) as cluster:
+        cluster.start_worker("no-engine", {"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+        cluster.client.wait_for_workers(2, timeout=60)
+        names = cluster.worker_names()
+        result, report = demo_run(
+            "gold", cluster.executor_option, *FAST, "-k", SELECTED[0], "--tebench-rerun"
+        )
     result.assert_outcomes(passed=1, deselected=8)
+    result.stdout.fnmatch_lines(
+        ["*dask: 1 worker(s) at tcp://127.0.0.1:*, building with docker*",
+         "*dask: worker tcp://127.0.0.1:* is left out: *Docker*"]
+    )  # fmt: skip
     [record] = report["results"]  # type: ignore[index]
+    assert names[record["worker"]] == "w1"
     assert record["update"]["executor"] == "docker"
     assert record["update"]["s_update"] == 1.0
-    assert record["worker"] in cluster.worker_names()
-    result.stdout.fnmatch_lines(["*building with docker*", "*builds ran on: docker*"])
+    result.stdout.fnmatch_lines(["*builds ran on: docker*"])

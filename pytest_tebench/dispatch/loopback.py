@@ -59,16 +59,21 @@ class LoopbackCluster:
         """The ``--tebench-executor`` value that reaches this cluster."""
         return "--tebench-executor=dask://" + self.address.removeprefix("tcp://")
 
-    def start_worker(self, name: str) -> None:
+    def start_worker(self, name: str, env: Mapping[str, str] | None = None) -> None:
+        """One more worker; ``env`` is added to the cluster's environment (e.g. a ``DOCKER_HOST``)."""
         argv = [DASK, "worker", "--scheduler-file", str(self.scheduler_file), "--resources", "sandbox=1",
                 "--nthreads", "1", "--no-nanny", "--name", name, "--host", "127.0.0.1",
                 "--no-dashboard"]  # fmt: skip
-        self._spawn(name, argv)
+        self._spawn(name, argv, env)
 
-    def _spawn(self, name: str, argv: list[str]) -> None:
+    def _spawn(self, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> None:
         with (self.base / f"{name}.log").open("wb") as log:
             self.processes[name] = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **self.env}, cwd=self.base
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **self.env, **(env or {})},
+                cwd=self.base,
             )
 
     def _read_address(self) -> str | None:
