@@ -188,21 +188,20 @@ class TebenchWorker:
         instance_key = self.adapter.cache_key(instance)
         if instance_key is None:
             return None
-        executor_name = self.executor_name
-        if self.remote is not None:
+        if not self.adapter.uses_executor:
+            executor_name, toolchain = "none", "none"
+        elif self.remote is not None:
             # built by the cluster's workers: their executor and toolchains, never this machine's
             executor_name, toolchain = self.remote.executor_name, self.remote.toolchain
         else:
-            toolchain = self.executor().toolchain() if self.adapter.uses_executor else "none"
-        if not self.adapter.uses_executor:
-            toolchain = "none"
+            executor_name, toolchain = self.executor_name, self.executor().toolchain()
         return result_key(
             harness_version=__version__,
             benchmark=self.adapter.name,
             instance_key=instance_key,
             patch=prediction.patch,
             missing=prediction.missing,
-            executor=executor_name if self.adapter.uses_executor else "none",
+            executor=executor_name,
             toolchain=toolchain,
         )
 
