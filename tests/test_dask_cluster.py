@@ -13,6 +13,7 @@ import pytest
 
 from pytest_tebench.dispatch.loopback import LoopbackCluster
 
+from conftest import PREDICTIONS
 from conftest import TEST_MAVEN_REPO
 from conftest import DemoRun
 from conftest import by_instance
@@ -135,6 +136,20 @@ def test_a_worker_killed_mid_build_gives_a_complete_report(
     # what the dead worker was building ran again on the other one
     survivors = {str(r["worker"]) for r in records.values()}
     assert killed[0] not in survivors and len(survivors) == 1
+
+
+def test_stopping_early_cancels_what_the_cluster_has_not_run(
+    cluster: LoopbackCluster, demo_run: DemoRun
+) -> None:
+    # identification only (no builds, about a second an item): -x stops at the first empty, failing item
+    result, report = demo_run(
+        str(PREDICTIONS / "empty.jsonl"), cluster.executor_option, "--tebench-skip-update", "-p", "no:xdist",
+        "-x", "--tebench-rerun",
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    assert report["interrupted"] is True
+    result.stdout.fnmatch_lines(["dask: * unfinished task(s) cancelled on the cluster"])
+    assert len(item_keys(cluster.task_keys())) == 9  # all were submitted; the rest never ran
 
 
 @pytest.mark.docker
