@@ -309,3 +309,58 @@ def test_later_items_of_an_instance_wait_for_its_first_one() -> None:
     assert all(kwargs["resources"] == {"sandbox": 1} and kwargs["retries"] == 3 for _, kwargs in calls)
     assert all(kwargs["workers"] is None for _, kwargs in calls)  # every worker can build: none pinned
     assert dispatcher.submit(jobs) == []  # submitted once
+
+
+class _Cluster:
+    """A stand-in client for the start-up check: workers, their versions, resources and probes."""
+
+    def __init__(
+        self, versions: dict[str, str], resources: dict[str, dict[str, float]], probes: dict[str, Any]
+    ):
+        self.versions, self.resources, self.probes = versions, resources, probes
+
+    def wait_for_workers(self, n: int, timeout: float) -> None:
+        if not self.versions:
+            raise TimeoutError
+
+    def run(self, function: Any) -> dict[str, str]:
+        return self.versions
+
+    def scheduler_info(self, n_workers: int) -> dict[str, Any]:
+        return {"workers": {a: {"resources": r} for a, r in self.resources.items()}}
+
+    def submit(self, *args: Any, workers: list[str], **kwargs: Any) -> _Done:
+        return _Done(self.probes[workers[0]])
+
+
+def _checked(client: _Cluster) -> DaskDispatcher:
+    dispatcher = DaskDispatcher.__new__(DaskDispatcher)
+    dispatcher.client = client
+    dispatcher.adapter = _Builds()  # type: ignore[assignment]
+    dispatcher.values, dispatcher.executor_name, dispatcher.session = {}, "docker", "s1"
+    dispatcher.target = DaskTarget("tcp://127.0.0.1:1", None)
+    dispatcher.check_workers(wait=0)
+    return dispatcher
+
+
+def test_the_start_up_check_refuses_a_cluster_that_cannot_run_the_session() -> None:
+    from pytest_tebench import __version__
+
+    ok = {"problem": None, "toolchain": "docker:image=sha256:1"}
+    sandbox = {"sandbox": 1.0}
+    with pytest.raises(InputError, match="has no workers"):
+        _checked(_Cluster({}, {}, {}))
+    with pytest.raises(InputError, match=rf"must run pytest-tebench {__version__} .*: tcp://b:2 has 0.0.1"):
+        _checked(_Cluster({"tcp://a:1": __version__, "tcp://b:2": "0.0.1"}, {}, {}))
+    with pytest.raises(
+        InputError, match=r"no Dask worker can build: tcp://a:1: no Docker engine; tcp://b:2: no 'sandbox'"
+    ):
+        _checked(_Cluster({"tcp://a:1": __version__, "tcp://b:2": __version__}, {"tcp://a:1": sandbox, "tcp://b:2": {}},
+                          {"tcp://a:1": {"problem": "no Docker engine"}}))  # fmt: skip
+    dispatcher = _checked(
+        _Cluster({"tcp://a:1": __version__, "tcp://b:2": __version__}, {"tcp://a:1": sandbox, "tcp://b:2": sandbox},
+                 {"tcp://a:1": ok, "tcp://b:2": {"problem": "no Docker engine"}})
+    )  # fmt: skip
+    assert dispatcher.check.able == {"tcp://a:1": "docker:image=sha256:1"}
+    assert dispatcher.check.unable == {"tcp://b:2": "no Docker engine"}
+    assert dispatcher.toolchain == "docker:image=sha256:1"
