@@ -20,12 +20,14 @@ from pytest_tebench.dispatch.client import WorkerCheck
 from pytest_tebench.dispatch.client import repository_commits
 from pytest_tebench.dispatch.client import task_key
 from pytest_tebench.dispatch.client import workers_line
+from pytest_tebench.dispatch.gold import GoldStore
 from pytest_tebench.dispatch.settings import DaskTarget
 from pytest_tebench.dispatch.settings import dask_target
 from pytest_tebench.dispatch.worker import ItemTask
 from pytest_tebench.dispatch.worker import portable_values
 from pytest_tebench.dispatch.worker import probe
 from pytest_tebench.dispatch.worker import run_item
+from pytest_tebench.dispatch.worker import worker_cache_dir
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.datasets import load_records
@@ -292,8 +294,10 @@ class _Builds:
     uses_executor = True
 
 
-def test_later_items_of_an_instance_wait_for_its_first_one() -> None:
+def test_later_items_of_an_instance_wait_for_its_first_one(tmp_path: Path) -> None:
     dispatcher = DaskDispatcher.__new__(DaskDispatcher)
+    dispatcher.gold = GoldStore(tmp_path / "gold", tmp_path / "dask-gold", "toy")
+    dispatcher.gold.keep("one", {"k1.json": b"gold of one"})
     dispatcher.client = _Submitting()
     dispatcher.adapter = _Builds()  # type: ignore[assignment]
     dispatcher.values, dispatcher.executor_name, dispatcher.session = {}, "local", "s1"
@@ -308,6 +312,10 @@ def test_later_items_of_an_instance_wait_for_its_first_one() -> None:
     assert [args[3] for args, _ in calls] == [None, None, "future-1", "future-1"]
     assert all(kwargs["resources"] == {"sandbox": 1} and kwargs["retries"] == 3 for _, kwargs in calls)
     assert all(kwargs["workers"] is None for _, kwargs in calls)  # every worker can build: none pinned
+    # the gold this machine has for an instance travels with each of its tasks
+    assert [dict(args[1].gold) for args, _ in calls] == [{"k1.json": b"gold of one"}, {}] + [
+        {"k1.json": b"gold of one"}
+    ] * 2
     assert dispatcher.submit(jobs) == []  # submitted once
 
 
@@ -364,3 +372,78 @@ def test_the_start_up_check_refuses_a_cluster_that_cannot_run_the_session() -> N
     assert dispatcher.check.able == {"tcp://a:1": "docker:image=sha256:1"}
     assert dispatcher.check.unable == {"tcp://b:2": "no Docker engine"}
     assert dispatcher.toolchain == "docker:image=sha256:1"
+
+
+# -- gold references travel back to the controller and out with later tasks ----------------
+class _GoldWriting:
+    """A toy adapter that, like TEBench's, caches a gold reference under ``<cache>/gold/<key>.json``."""
+
+    name = "toy"
+    uses_executor = True
+
+    def prepare(self, instance: BenchmarkInstance, context: Any) -> None:
+        return None
+
+    def evaluate(
+        self, instance: BenchmarkInstance, prepared: None, prediction: Any, context: Any
+    ) -> dict[str, Any]:
+        path = context.cache_dir / "gold" / f"key-{instance.instance_id}.json"
+        found = path.is_file()
+        if not found:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(f"reference of {instance.instance_id}".encode())
+        (context.cache_dir / "gold" / ".key.123.tmp").write_bytes(b"a writer in progress")
+        return {"status": "evaluated", "gold_cache": "hit" if found else "computed"}
+
+    def cleanup(self, prepared: None, context: Any) -> None:
+        return None
+
+
+def test_gold_written_on_a_worker_comes_back_and_is_installed_on_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_tebench.dispatch import worker
+
+    monkeypatch.setattr(worker._STATE, "adapter", lambda benchmark, values: _GoldWriting())
+    instance = BenchmarkInstance("one", "toy", "", (), "row 1")
+    [prediction] = gold_predictions([("one", "")])
+    task = ItemTask("toy", {}, "local", instance, prediction)
+    reference = {"key-one.json": b"reference of one"}
+
+    # the first item builds gold on its worker and sends it back (not the temporary file)
+    monkeypatch.setenv("TEBENCH_WORKER_CACHE_DIR", str(tmp_path / "w1"))
+    first = run_item(task, None)
+    assert first["error"] is None and first["record"]["gold_cache"] == "computed"
+    assert first["gold"] == reference
+
+    # a later item on another worker gets it through Dask (the first item's outcome): installed, not rebuilt
+    monkeypatch.setenv("TEBENCH_WORKER_CACHE_DIR", str(tmp_path / "w2"))
+    later = run_item(task, None, first)
+    assert later["record"]["gold_cache"] == "hit" and later["gold"] == {}
+    assert (worker_cache_dir() / "gold" / "key-one.json").read_bytes() == b"reference of one"
+
+    # the controller keeps it, lists it for the instance, and its next tasks carry it
+    controller = GoldStore(tmp_path / "controller" / "gold", tmp_path / "controller" / "dask-gold", "toy")
+    dispatcher = DaskDispatcher.__new__(DaskDispatcher)
+    dispatcher.gold = controller
+    dispatcher.futures = {"a": _Done(first)}
+    assert dispatcher.result(Job("a", instance, prediction))["status"] == "evaluated"
+    assert (tmp_path / "controller" / "gold" / "key-one.json").read_bytes() == b"reference of one"
+    assert controller.names("one") == ["key-one.json"] and controller.files("two") == {}
+    monkeypatch.setenv("TEBENCH_WORKER_CACHE_DIR", str(tmp_path / "w3"))
+    carried = run_item(ItemTask("toy", {}, "local", instance, prediction, gold=controller.files("one")), None)
+    assert carried["record"]["gold_cache"] == "hit" and carried["gold"] == {}
+
+    # a name outside the gold directory is never written; an existing file under a name is kept
+    monkeypatch.setenv("TEBENCH_WORKER_CACHE_DIR", str(tmp_path / "w4"))
+    (tmp_path / "w4" / "gold").mkdir(parents=True)
+    (tmp_path / "w4" / "gold" / "key-one.json").write_bytes(b"built here")
+    hostile = {"key-one.json": b"other", "../escaped.json": b"x", "/abs.json": b"x", ".hidden": b"x"}
+    run_item(ItemTask("toy", {}, "local", instance, prediction, gold=hostile), None)
+    assert (tmp_path / "w4" / "gold" / "key-one.json").read_bytes() == b"built here"
+    assert sorted(p.name for p in (tmp_path / "w4").rglob("*") if p.is_file()) == [
+        ".key.123.tmp",
+        "key-one.json",
+    ]
+    assert controller.keep("one", {"../escaped.json": b"x"}) == []
+    assert not (tmp_path / "controller" / "escaped.json").exists()

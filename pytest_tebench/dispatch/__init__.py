@@ -7,6 +7,7 @@ the adapter and the executor itself and returns the plain-data result record.
 
 * ``settings.py``: the ``--tebench-dask-*`` options and the executor names (no Dask import);
 * ``bundles.py``: git bundles of the commits an item needs, made and unpacked;
+* ``gold.py``: gold references sent back to the controller's cache and out with later tasks;
 * ``worker.py``: what runs on a ``dask worker`` (never imports pytest);
 * ``client.py``: the controller side: connect, check workers, submit, wait, cancel.
 """

@@ -27,6 +27,9 @@ from pytest_tebench import __version__
 from pytest_tebench.benchmarks.base import BenchmarkAdapter
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.dispatch.bundles import make_bundle
+from pytest_tebench.dispatch.gold import INDEX_SUBDIR
+from pytest_tebench.dispatch.gold import GoldStore
+from pytest_tebench.dispatch.gold import gold_dir
 from pytest_tebench.dispatch.settings import DaskTarget
 from pytest_tebench.dispatch.worker import ItemTask
 from pytest_tebench.dispatch.worker import portable_values
@@ -112,6 +115,8 @@ class DaskDispatcher:
         self.values = portable_values(values)
         self.repos = repos
         self.bundle_dir = cache_dir / "dask" / "bundles"
+        #: Gold references the workers build come back here, into this machine's cache.
+        self.gold = GoldStore(gold_dir(adapter, cache_dir), cache_dir / INDEX_SUBDIR, adapter.name)
         self.executor_name = target.worker_executor
         #: Part of every result key (with ``executor_name``): the toolchains the able workers build with.
         self.toolchain = ""
@@ -200,9 +205,10 @@ class DaskDispatcher:
             except HarnessError as exc:
                 bundles[repo] = exc
         keys: list[str] = []
-        # the first item of an instance builds its gold reference (kept on that worker's disk); the
-        # instance's other items wait for it and, by Dask's data locality, tend to run there too
+        # the first item of an instance builds its gold reference unless this machine has it; the
+        # instance's other items wait for it and get its gold files through Dask (``after``)
         first: dict[str, Any] = {}
+        carried: dict[str, dict[str, bytes]] = {}
         for job in jobs:
             if job.nodeid not in wanted:
                 continue
@@ -211,9 +217,13 @@ class DaskDispatcher:
             if isinstance(bundle, HarnessError):
                 self.futures[job.nodeid] = bundle
                 continue
+            instance_id = job.instance.instance_id
+            if self.adapter.uses_executor and instance_id not in carried:
+                carried[instance_id] = self.gold.files(instance_id)
             task = ItemTask(
-                self.adapter.name, self.values, self.executor_name, job.instance, job.prediction, commits
-            )
+                self.adapter.name, self.values, self.executor_name, job.instance, job.prediction, commits,
+                gold=carried.get(instance_id, {}),
+            )  # fmt: skip
             key = task_key(job.nodeid, self.session)
             after = first.get(job.instance.instance_id) if self.adapter.uses_executor else None
             self.futures[job.nodeid] = self.client.submit(
@@ -249,6 +259,9 @@ class DaskDispatcher:
             # KilledWorker (the workers running it kept dying), a cancelled or lost task, or an
             # exception the retries did not cure: the harness's failure, never a score
             raise HarnessError(f"the Dask task of this item failed: {type(exc).__name__}: {exc}") from exc
+        if outcome.get("gold"):
+            # kept whatever the item's outcome: gold built before a prediction's build broke is good
+            self.gold.keep(job.instance.instance_id, outcome["gold"])
         if outcome["error"] is not None:
             error = outcome["error"]
             raise RemoteError(

@@ -5,9 +5,11 @@ machine that runs pytest), the instance, the prediction and the bundle of the co
 The worker makes the adapter and the executor itself, once per worker process, with a cache of
 its own (``$TEBENCH_WORKER_CACHE_DIR``, else the host's default pytest-tebench cache): the Maven
 repository (``$TEBENCH_WORKER_MAVEN_REPO`` overrides it), Maven distributions, gold references,
-the sandbox image and the unpacked repositories persist per worker host. The sandbox image is
-built under a cluster-wide ``distributed.Lock`` named after the host, so the workers of one
-host build it once.
+the sandbox image and the unpacked repositories persist per worker host. Gold references also
+travel: the ones the task brings are installed before the item runs, and the ones written
+while it runs go back to the controller with its outcome (:mod:`pytest_tebench.dispatch.gold`). The sandbox
+image is built under a cluster-wide ``distributed.Lock`` named after the host, so the workers
+of one host build it once.
 
 A harness failure (no Docker engine, an unbuildable gold, a repository the bundle lacks) is a
 result, never an exception: Dask would retry an exception, and the same worker would fail the
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from contextlib import nullcontext
 from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,10 @@ from pytest_tebench.benchmarks import make_builtin
 from pytest_tebench.benchmarks.base import BenchmarkAdapter
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.dispatch.gold import appeared
+from pytest_tebench.dispatch.gold import gold_dir
+from pytest_tebench.dispatch.gold import install
+from pytest_tebench.dispatch.gold import snapshot
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.run.executor import Executor
@@ -61,6 +68,8 @@ class ItemTask:
     prediction: Prediction
     #: The commits of ``instance.repo`` the bundle holds (empty: the benchmark needs no repository).
     commits: tuple[str, ...] = ()
+    #: Gold files the controller has for the instance (name under the gold directory -> content).
+    gold: Mapping[str, bytes] = field(default_factory=dict)
 
 
 def portable_values(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -186,16 +195,22 @@ def worker_version() -> str:
 
 
 def run_item(task: ItemTask, bundle: bytes | None, after: object = None) -> dict[str, Any]:
-    """Prepare, evaluate and clean up one item; ``{"worker", "record"}`` or ``{"worker", "error"}``.
+    """Prepare, evaluate and clean up one item: ``{"worker", "record", "error", "gold"}`` with
+    one of ``record`` and ``error`` set, and ``gold`` the gold files written while it ran.
 
-    ``after`` is the outcome of the instance's first item when this is a later one: unused, it
-    only makes Dask run this item after that one (whose gold reference is then on a worker's disk)."""
-    del after
+    ``after`` is the outcome of the instance's first item when this is a later one (Dask passes
+    it once that task finished): its gold files are installed here before the item runs, with
+    those the task carries from the controller."""
+    inherited = dict(task.gold)
+    if isinstance(after, Mapping) and isinstance(after.get("gold"), Mapping):
+        inherited.update(after["gold"])
     where = worker_address()
+    gold: dict[str, bytes] = {}
     try:
-        return {"worker": where, "record": _evaluate(task, bundle), "error": None}
+        record = _evaluate(task, bundle, inherited, gold)
+        return {"worker": where, "record": record, "error": None, "gold": gold}
     except HarnessError as exc:
-        return {"worker": where, "record": None, "error": _error(str(exc), exc.status, exc)}
+        return {"worker": where, "record": None, "error": _error(str(exc), exc.status, exc), "gold": gold}
     except Exception as exc:
         # a bug: it would fail the same way again, so it is a result (with its traceback), not a retry
         message = f"internal error on worker {where}: {type(exc).__name__}: {exc}"
@@ -203,6 +218,7 @@ def run_item(task: ItemTask, bundle: bytes | None, after: object = None) -> dict
             "worker": where,
             "record": None,
             "error": _error(message, "error", None, traceback.format_exc()),
+            "gold": gold,
         }
 
 
@@ -216,7 +232,11 @@ def _error(message: str, status: str, exc: HarnessError | None, tail: str = "") 
     }
 
 
-def _evaluate(task: ItemTask, bundle: bytes | None) -> dict[str, Any]:
+def _evaluate(
+    task: ItemTask, bundle: bytes | None, inherited: Mapping[str, bytes], gold_out: dict[str, bytes]
+) -> dict[str, Any]:
+    """The item's record; ``gold_out`` receives the gold files written meanwhile (even on failure:
+    a gold reference built before the prediction's build broke is still worth keeping)."""
     from pytest_tebench.dispatch.bundles import unpack_bundle
 
     cache = worker_cache_dir()
@@ -234,8 +254,14 @@ def _evaluate(task: ItemTask, bundle: bytes | None) -> dict[str, Any]:
         keep_workspaces=bool(task.values.get("keep_workspaces")),
         executor=lambda: _STATE.executor(task.executor, task.values),
     )
-    prepared = adapter.prepare(task.instance, context)
+    golds = gold_dir(adapter, cache)
+    install(golds, inherited)
+    before = snapshot(golds)
     try:
-        return adapter.evaluate(task.instance, prepared, task.prediction, context)
+        prepared = adapter.prepare(task.instance, context)
+        try:
+            return adapter.evaluate(task.instance, prepared, task.prediction, context)
+        finally:
+            adapter.cleanup(prepared, context)
     finally:
-        adapter.cleanup(prepared, context)
+        gold_out.update(appeared(golds, before))
