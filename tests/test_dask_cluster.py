@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -63,7 +64,7 @@ def item_keys(keys: list[str]) -> list[str]:
 
 
 def test_selected_items_run_on_both_workers_equal_local_and_stored_ones_are_never_submitted(
-    cluster: LoopbackCluster, demo_run: DemoRun
+    cluster: LoopbackCluster, demo_run: DemoRun, demo_cache: Path, worker_cache: Path
 ) -> None:
     dask = cluster.executor_option
     common = ("--tebench-dask-worker-executor=local", *FAST, "-k", SELECT, "--tebench-rerun")
@@ -80,6 +81,14 @@ def test_selected_items_run_on_both_workers_equal_local_and_stored_ones_are_neve
     submitted = item_keys(cluster.task_keys())
     assert len(submitted) == 2
     assert all(any(instance in key for instance in SELECTED) for key in submitted)
+    # the gold references the workers built came back into this machine's cache, listed per instance
+    indexes = {json.loads(p.read_text())["instance_id"]: p for p in (demo_cache / "dask-gold").glob("*.json")}
+    assert sorted(indexes) == sorted(SELECTED)
+    for index in indexes.values():
+        names = json.loads(index.read_text())["files"]
+        assert names and all(name.endswith(".json") for name in names)
+        assert all((demo_cache / "gold" / name).is_file() for name in names)
+        assert all((worker_cache / "gold" / name).is_file() for name in names)  # built there, not here
 
     # the same items built by the local executor give the same records
     local_result, local_report = demo_run(
