@@ -95,9 +95,16 @@ def options_from_values(values: Mapping[str, Any]) -> TebenchOptions:
         fail_under=tuple(values.get("fail_under") or ()),
         skip_missing=bool(values.get("skip_missing")),
         rerun=bool(values.get("rerun")),
-        executor=str(values.get("executor") or DEFAULT_EXECUTOR),
+        executor=_executor_name(values),
         values=dict(values),
     )
+
+
+def _executor_name(values: Mapping[str, Any]) -> str:
+    name = str(values.get("executor") or DEFAULT_EXECUTOR)
+    if values.get("dask_scheduler_file") and name == DEFAULT_EXECUTOR:
+        return "dask"  # the scheduler file names the cluster that builds (docs/dask.md)
+    return name
 
 
 def embedded_repositories() -> dict[str, Callable[[Path], Path]]:

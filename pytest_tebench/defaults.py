@@ -38,7 +38,9 @@ def pytest_tebench_make_benchmark(config: pytest.Config, name: str) -> Benchmark
 
 @pytest.hookimpl(trylast=True)
 def pytest_tebench_executor_names(config: pytest.Config) -> list[str]:
-    return list(EXECUTORS)
+    from pytest_tebench.dispatch.settings import DASK_EXECUTOR_PATTERNS
+
+    return [*EXECUTORS, *DASK_EXECUTOR_PATTERNS]
 
 
 @pytest.hookimpl(trylast=True)

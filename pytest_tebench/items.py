@@ -28,6 +28,7 @@ import pytest
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
+from pytest_tebench.dispatch.client import Job
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import TebenchError
 from pytest_tebench.instance.predictions import Prediction
@@ -99,6 +100,7 @@ def _restamped(cached: dict[str, Any], instance: BenchmarkInstance, prediction: 
     identity = base_record(instance, prediction, str(cached.get("status")))
     record = {**cached, **{field: identity[field] for field in IDENTITY_FIELDS}}
     record.pop("workspace", None)  # an earlier run's workspace is not this item's
+    record.pop("worker", None)  # nor is the Dask worker that built it then
     record["cache"] = "hit"
     return record
 
@@ -197,10 +199,14 @@ class TebenchItem(pytest.Item):
             if cached is not None:
                 self._keep_record(_restamped(cached, self.instance, self.prediction))
                 return
-            context = worker.context()
-            prepared = worker.adapter.prepare(self.instance, context)
-            self.stash[prepared_key] = prepared
-            record = worker.adapter.evaluate(self.instance, prepared, self.prediction, context)
+            if worker.remote is not None:
+                # built on a Dask worker (docs/dask.md); its harness errors come back as HarnessError
+                record = worker.remote.result(Job(self.nodeid, self.instance, self.prediction))
+            else:
+                context = worker.context()
+                prepared = worker.adapter.prepare(self.instance, context)
+                self.stash[prepared_key] = prepared
+                record = worker.adapter.evaluate(self.instance, prepared, self.prediction, context)
         except HarnessError as exc:
             self._keep_record(_with_evidence(self._error_record(str(exc), status=exc.status), exc))
             if exc.status == "unsupported_environment":

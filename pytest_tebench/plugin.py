@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_tebench.context import TebenchOptions
 from pytest_tebench.items import TebenchFile
 from pytest_tebench.items import TebenchItem
 from pytest_tebench.roles import TebenchController
@@ -93,6 +94,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(TebenchWorker(config, options, controller), "tebench-worker")
     if controller is not None:
         config.pluginmanager.register(controller, "tebench-controller")
+        _register_dask(config, options, uses_xdist)
+
+
+def _register_dask(config: pytest.Config, options: TebenchOptions, uses_xdist: bool) -> None:
+    """``--tebench-executor=dask://HOST:PORT``: items are built on a Dask cluster (docs/dask.md)."""
+    from pytest_tebench.dask_plugin import register
+    from pytest_tebench.dask_plugin import target_from_options
+
+    target = target_from_options(options)
+    if target is not None:
+        register(config, target, uses_xdist=uses_xdist)
 
 
 def _check_html_report(config: pytest.Config) -> None:

@@ -17,6 +17,7 @@ import os
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
+from typing import Protocol
 
 import pytest
 
@@ -28,6 +29,8 @@ from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.context import TebenchOptions
 from pytest_tebench.context import build_context
 from pytest_tebench.context import options_from_values
+from pytest_tebench.dispatch.client import Job
+from pytest_tebench.dispatch.settings import DASK_OPTIONS
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
 from pytest_tebench.errors import TebenchError
@@ -46,6 +49,16 @@ from pytest_tebench.settings import CORE_OPTIONS
 from pytest_tebench.settings import OptionSpec
 from pytest_tebench.settings import unique_specs
 
+
+class RemoteBuilds(Protocol):
+    """Where items are built when not in this process (the Dask dispatcher, dispatch/client.py)."""
+
+    executor_name: str
+    toolchain: str
+
+    def result(self, job: Job) -> dict[str, Any]: ...
+
+
 options_key = pytest.StashKey[TebenchOptions]()
 record_key = pytest.StashKey[dict[str, Any]]()
 worker_key = pytest.StashKey["TebenchWorker"]()
@@ -55,7 +68,7 @@ EXECUTOR_INPUT = "tebench_executor"
 
 def all_option_specs() -> list[OptionSpec]:
     """Every ``--tebench-*`` option: the core's, the executors', every built-in benchmark's."""
-    return unique_specs(CORE_OPTIONS, EXECUTOR_OPTIONS, builtin_options())
+    return unique_specs(CORE_OPTIONS, EXECUTOR_OPTIONS, DASK_OPTIONS, builtin_options())
 
 
 def option_values(config: pytest.Config) -> dict[str, Any]:
@@ -130,6 +143,8 @@ class TebenchWorker:
         self._context: EvalContext | None = None
         self._executor: Executor | None = None
         self.results = ResultCache(options.cache_dir / "results")
+        #: Set by the Dask role (dask_plugin.py): items wait for the cluster's result instead of building.
+        self.remote: RemoteBuilds | None = None
         if controller is None:
             # an xdist worker: the markers its items carry must be known here too (--strict-markers)
             for line in self.adapter.markers:
@@ -173,14 +188,20 @@ class TebenchWorker:
         instance_key = self.adapter.cache_key(instance)
         if instance_key is None:
             return None
-        toolchain = self.executor().toolchain() if self.adapter.uses_executor else "none"
+        if not self.adapter.uses_executor:
+            executor_name, toolchain = "none", "none"
+        elif self.remote is not None:
+            # built by the cluster's workers: their executor and toolchains, never this machine's
+            executor_name, toolchain = self.remote.executor_name, self.remote.toolchain
+        else:
+            executor_name, toolchain = self.executor_name, self.executor().toolchain()
         return result_key(
             harness_version=__version__,
             benchmark=self.adapter.name,
             instance_key=instance_key,
             patch=prediction.patch,
             missing=prediction.missing,
-            executor=self.executor_name if self.adapter.uses_executor else "none",
+            executor=executor_name,
             toolchain=toolchain,
         )
 

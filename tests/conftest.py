@@ -43,6 +43,10 @@ def _tool_requirements(request: pytest.FixtureRequest) -> None:
             == 0
         )
         _require("a running Docker engine", ok)
+    if request.node.get_closest_marker("dask"):
+        _require(
+            "Dask (pip install 'pytest-tebench[dask]')", importlib.util.find_spec("distributed") is not None
+        )
     if request.node.get_closest_marker("browser"):
         ok = chromium_path() is not None and importlib.util.find_spec("playwright") is not None
         _require("Chromium and playwright (scripts/ensure-browser)", ok)

@@ -38,7 +38,8 @@ EXECUTOR_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "executor", metavar="NAME", default=DEFAULT_EXECUTOR,
         help="Where builds run: 'auto' (Docker when an engine answers, else local with a warning), "
-        "'docker' (sandboxed, offline) or 'local' (host JDK and Maven, unsandboxed); plugins add more. "
+        "'docker' (sandboxed, offline), 'local' (host JDK and Maven, unsandboxed) or 'dask://HOST:PORT' "
+        "(items built on a Dask cluster, docs/dask.md); plugins add more. "
         "Default: %(default)s.",
     ),
     OptionSpec("image", metavar="NAME",

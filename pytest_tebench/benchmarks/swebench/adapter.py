@@ -121,6 +121,11 @@ class SwebenchAdapter:
         payload: SwebenchInstance = instance.payload
         return payload.patch
 
+    def repository_commits(self, instance: BenchmarkInstance) -> tuple[str, ...]:
+        """The commits ``prepare`` checks out (what a Dask worker's repository bundle must hold)."""
+        payload: SwebenchInstance = instance.payload
+        return tuple(dict.fromkeys((payload.base_commit, payload.environment_setup_commit)))
+
     # -- running ---------------------------------------------------------------------------
     def executor(self, context: EvalContext) -> Executor:
         """This process's Docker executor (the sandbox of run/docker.py), made on first use.

@@ -135,6 +135,11 @@ class TebenchAdapter:
         payload: TebenchInstance = instance.payload
         return payload.test_patch
 
+    def repository_commits(self, instance: BenchmarkInstance) -> tuple[str, ...]:
+        """The commits ``prepare`` checks out (what a Dask worker's repository bundle must hold)."""
+        payload: TebenchInstance = instance.payload
+        return (payload.v_minus_1_commit,)
+
     # -- running (the process that runs the item) ---------------------------------------
     def prepare(self, instance: BenchmarkInstance, context: EvalContext) -> TebenchPrepared:
         payload: TebenchInstance = instance.payload
