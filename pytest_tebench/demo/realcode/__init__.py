@@ -122,7 +122,9 @@ def demo_rows(checkout: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for method in DEMO_METHODS:
         path = _MAIN + method.file
-        left, gt, right = split_method((checkout / path).read_text(encoding="utf-8"), method.name, method.arity)
+        left, gt, right = split_method(
+            (checkout / path).read_text(encoding="utf-8"), method.name, method.arity
+        )
         rows.append(
             {
                 "instruction": INSTRUCTION,
