@@ -137,6 +137,11 @@ def validate(record: RawRecord) -> BenchmarkInstance:
     if record.problem:
         return with_problem(shell, record.problem)
     try:
+        if "test_patch" in flat and "left_context" not in flat:
+            raise ValueError(
+                "this is a TEBench/SWE-bench row, not a RealCodeJava one (give --tebench-dataset; "
+                "the embedded demo is pytest_tebench/demo/realcode/dataset.jsonl)"
+            )
         if raw_id is None:
             raise ValueError("field 'meta.id' (or 'id'/'instance_id') is missing or not an integer/string")
         if flat.get("_contexts_differ"):
