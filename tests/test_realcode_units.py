@@ -19,12 +19,16 @@ from pytest_tebench.benchmarks.realcode.scoring import mean_pass_at_k
 from pytest_tebench.benchmarks.realcode.scoring import pass_at_k
 from pytest_tebench.benchmarks.realcode.scoring import passes_dry_run
 from pytest_tebench.benchmarks.realcode.scoring import passes_tests
+from pytest_tebench.benchmarks.realcode.summary import junit_properties
+from pytest_tebench.benchmarks.realcode.summary import metric_value
 from pytest_tebench.benchmarks.realcode.summary import overall
 from pytest_tebench.benchmarks.realcode.summary import summarise
+from pytest_tebench.benchmarks.realcode.summary import summary_lines
 from pytest_tebench.demo import build_demo_mirror
 from pytest_tebench.demo import realcode as demo
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.datasets import load_records
+from pytest_tebench.metrics.outcomes import check_thresholds
 from pytest_tebench.run.maven.surefire import TestId
 
 RECORDED = Path(__file__).parent / "fixtures" / "realcode-demo-outcomes.json"
@@ -252,3 +256,32 @@ def test_the_metrics_of_the_recorded_demo_run_match_the_hand_computed_values() -
     pooled = overall(both)
     assert pooled["pass_at_1"] == pytest.approx((3 / 5 + 2 / 3 + 0 + 1 + 1 / 2 + 0) / 6)
     assert pooled["pass_oracle"] == 1.0
+
+
+def test_gates_terminal_lines_and_junit_properties_of_the_recorded_run() -> None:
+    records = json.loads(RECORDED.read_text())
+    summary = summarise(records, "tests")
+    assert check_thresholds(summary, [("pass_at_1", 0.5), ("pass_oracle", 1.0)], metric_value) == []
+    failures = check_thresholds(summary, [("pass_at_1", 0.6), ("pass_at_10", 0.1)], metric_value)
+    assert failures == [
+        "model 'demo-model': pass_at_1 0.567 < required 0.600; "
+        "pass_at_10 not measured (no scored items; required >= 0.100)"
+    ]
+    lines = summary_lines(summary)
+    assert lines[0].startswith("RealCodeJava (pass rule: tests")
+    assert lines[3].split() == [
+        "demo-model",
+        "56.7",
+        "100.0",
+        "-",
+        "100.0",
+        "0.0",
+        "100.0",
+        "100.0",
+        "90.9",
+        "11",
+    ]
+    record = {**records[0], "rule": "tests", "pass_at_k": {"1": 0.6, "5": 1.0, "10": None}}
+    properties = dict(junit_properties(record))
+    assert properties["tebench.realcode.pass@1"] == 0.6 and properties["tebench.realcode.pass@10"] == ""
+    assert properties["tebench.realcode.samples"] == "passed,passed,failed,compile_error,passed"
