@@ -93,6 +93,10 @@ SIGNATURE = "    public static String repeat(String s, int times) {"
          ("closed",)),
         (f"@Override\n{SIGNATURE} return s; }}", " return s; }", ("signature",)),
         ("  \n", "", ()),
+        # a syntax error (no semicolon) does not move the end: braces are counted as tokens
+        ("        return list\n    }\n}", "        return list\n    }", ("cut",)),
+        ('        String t = """\n  { }}\n  """;\n        char c = \'}\';\n        return t;\n    }\n}',
+         '        String t = """\n  { }}\n  """;\n        char c = \'}\';\n        return t;\n    }', ("cut",)),
     ],
 )  # fmt: skip
 def test_answers_are_cleaned_into_bodies(raw: str, body: str, steps: tuple[str, ...]) -> None:
@@ -285,3 +289,26 @@ def test_gates_terminal_lines_and_junit_properties_of_the_recorded_run() -> None
     properties = dict(junit_properties(record))
     assert properties["tebench.realcode.pass@1"] == 0.6 and properties["tebench.realcode.pass@10"] == ""
     assert properties["tebench.realcode.samples"] == "passed,passed,failed,compile_error,passed"
+
+
+def test_the_demo_samples_are_cleaned_as_the_end_to_end_test_expects() -> None:
+    instances = {i.instance_id: i.payload for i in load_instances(load_records(str(demo.DATASET)))}
+    steps = {
+        p.instance_id: [
+            list(
+                clean_answer(
+                    raw,
+                    method_name=instances[p.instance_id].intent_name,
+                    indent=instances[p.instance_id].signature_indent(),
+                ).steps
+            )
+            for raw in samples_of(p)
+        ]
+        for p in read_samples(demo.PREDICTIONS)
+    }
+    assert steps == {
+        "1": [["fence", "signature"], [], [], [], ["cut"]],
+        "2": [[], ["fence"], ["closed"]],
+        "3": [[], []],
+        "4": [[]],
+    }

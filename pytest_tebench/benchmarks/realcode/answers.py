@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import tree_sitter_java
@@ -71,8 +72,6 @@ def clean_answer(raw: str, *, method_name: str, indent: str = "") -> CleanedAnsw
         text = after_signature
         steps.append("signature")
     body, closed_by_answer = cut_at_closing_brace(text)
-    if closed_by_answer is None:
-        return CleanedAnswer(raw, text, tuple(steps))
     if closed_by_answer:
         if text[len(body) :].strip():
             steps.append("cut")
@@ -117,19 +116,39 @@ def strip_signature(text: str, method_name: str) -> str | None:
     return None
 
 
-def cut_at_closing_brace(text: str) -> tuple[str, bool | None]:
-    """``(body up to and including the method's closing brace, True)``; ``(text, False)`` when
-    the answer never closes the method; ``(text, None)`` when the parser finds no body at all."""
+def cut_at_closing_brace(text: str) -> tuple[str, bool]:
+    """``(body up to and including the method's closing brace, True)``, or ``(text, False)`` when
+    the answer never closes the method.
+
+    Counts the brace *tokens* tree-sitter lexes (inside a method wrapper, so the lexer is in
+    Java's statement context): braces in strings, characters and comments are not tokens, and
+    an answer with syntax errors still has its braces counted in order, where the parser's
+    recovered blocks might not end where the braces do."""
     data = _PREFIX + text.encode("utf-8")
-    root = _parser().parse(data + b"\n}}").root_node
-    method = _find_method(root, data)
-    block = None if method is None else method.child_by_field_name("body")
-    if block is None:
-        return text, None
-    end = block.end_byte - len(_PREFIX)
-    if end > len(data) - len(_PREFIX):
-        return text, False
-    return data[len(_PREFIX) : block.end_byte].decode("utf-8", errors="replace"), True
+    root = _parser().parse(data).root_node
+    depth = 1
+    for token in _tokens(root):
+        if token.start_byte < len(_PREFIX) or token.start_byte == token.end_byte:
+            continue  # the wrapper, or a token the parser made up (MISSING)
+        if token.type == "{":
+            depth += 1
+        elif token.type == "}":
+            depth -= 1
+            if depth == 0:
+                return data[len(_PREFIX) : token.end_byte].decode("utf-8", errors="replace"), True
+    return text, False
+
+
+def _tokens(node: Node) -> Iterator[Node]:
+    """The leaves of the tree in source order (a string or comment is one leaf or a subtree
+    without brace tokens)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.child_count == 0:
+            yield current
+        else:
+            stack.extend(reversed(current.children))
 
 
 def _class_body(root: Node) -> Node | None:
@@ -142,13 +161,3 @@ def _class_body(root: Node) -> Node | None:
 def _name(node: Node, data: bytes) -> str:
     name = node.child_by_field_name("name")
     return "" if name is None else data[name.start_byte : name.end_byte].decode("utf-8", errors="replace")
-
-
-def _find_method(node: Node, data: bytes) -> Node | None:
-    if node.type == "method_declaration" and _name(node, data) == "tebenchBody__":
-        return node
-    for child in node.named_children:
-        found = _find_method(child, data)
-        if found is not None:
-            return found
-    return None
