@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from pytest_tebench.benchmarks.realcode.adapter import create_adapter
+from pytest_tebench.benchmarks.realcode.adapter import judged
 from pytest_tebench.benchmarks.realcode.answers import clean_answer
 from pytest_tebench.benchmarks.realcode.instances import load_instances
 from pytest_tebench.benchmarks.realcode.predictions import read_samples
@@ -28,6 +30,7 @@ from pytest_tebench.demo import build_demo_mirror
 from pytest_tebench.demo import realcode as demo
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.datasets import load_records
+from pytest_tebench.instance.datasets import write_dataset
 from pytest_tebench.metrics.outcomes import check_thresholds
 from pytest_tebench.run.maven.surefire import TestId
 
@@ -312,3 +315,28 @@ def test_the_demo_samples_are_cleaned_as_the_end_to_end_test_expects() -> None:
         "3": [[], []],
         "4": [[]],
     }
+
+
+def test_a_parquet_export_of_the_card_schema_loads(tmp_path: Path) -> None:
+    rows = [_row(), _row(id=8, FAIL_TO_PASS=["p.ATest::two"])]
+    path = tmp_path / "realcode.parquet"
+    write_dataset(rows, path)
+    instances = load_instances(load_records(str(path)))
+    assert [(i.instance_id, i.problem) for i in instances] == [("7", None), ("8", None)]
+    assert instances[1].payload.fail_to_pass == (TestId("p.ATest", "two"),)
+
+
+def test_the_rule_option_reaches_the_verdicts_and_the_cache_key(tmp_path: Path) -> None:
+    tests_rule = create_adapter({}, tmp_path)
+    mera_rule = create_adapter({"realcode_rule": "dry-run"}, tmp_path)
+    instance = load_instances([RawRecord(_row(PASS_TO_PASS=["p.ATest::one", "p.ATest::two"]), "r:1")])[0]
+    assert tests_rule.cache_key(instance) != mera_rule.cache_key(instance)
+    assert mera_rule.report_fields()["realcode_rule"] == "dry-run"
+    dry = {"p.ATest#one": "passed", "p.ATest#two": "failed"}
+    run = {"status": "ok", "compiled": True, "tests_run": True, "tests": dict(dry)}
+    assert judged(run, dry, instance.payload, "tests")["status"] == "failed"
+    verdict = judged(run, dry, instance.payload, "dry-run")
+    assert (verdict["status"], verdict["pass_tests"], verdict["pass_dry_run_rule"]) == ("passed", False, True)
+    assert verdict["pass_to_pass"] == {"passed": 1, "total": 2}
+    broken = {"status": "compile_error", "compiled": False, "tests_run": False, "tests": {}}
+    assert judged(broken, dry, instance.payload, "dry-run")["status"] == "compile_error"

@@ -127,7 +127,7 @@ class RealcodeAdapter:
             except HarnessError as exc:
                 exc.timings = {**prepared.timings, "samples": time.perf_counter() - started, **exc.timings}
                 raise
-            sample.update(_judged(run, dry_tests, payload, self.settings.rule))
+            sample.update(judged(run, dry_tests, payload, self.settings.rule))
             samples.append(sample)
         record["timings"]["samples"] = round(time.perf_counter() - started, 3)
         n = len(samples)
@@ -173,7 +173,7 @@ class RealcodeAdapter:
         pass  # the JSON report carries everything
 
 
-def _judged(
+def judged(
     run: dict[str, Any], dry_tests: Mapping[str, str], payload: RealcodeInstance, rule: str
 ) -> dict[str, Any]:
     """A body's run with both rules' verdicts and the chosen one."""
