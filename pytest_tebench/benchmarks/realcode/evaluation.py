@@ -180,11 +180,12 @@ class RealcodeRunner:
             "dry_run": body_run(dry),
             "invalid": "",
         }
+        if dry.status.startswith("timeout"):
+            # a loaded machine is no property of the instance: raised, never cached as invalid
+            raise RunTimeout(f"the dry run timed out: {dry.error}", log_tail=_tail(dry))
         if not dry.compile_ok or not dry.test_compile_ok:
             baseline["invalid"] = f"the untouched repository does not compile ({dry.status}): {dry.error}"
             return baseline
-        if dry.status.startswith("timeout"):
-            raise RunTimeout(f"the dry run timed out: {dry.error}", log_tail=_tail(dry))
         if not baseline["dry_run"]["tests_run"]:
             baseline["invalid"] = "none of the selected tests ran on the untouched repository: " + ", ".join(
                 str(t) for t in instance.selection
