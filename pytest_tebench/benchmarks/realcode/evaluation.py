@@ -199,6 +199,8 @@ class RealcodeRunner:
             baseline["oracle"] = {**baseline["dry_run"], "same_as_dry_run": True}
         else:
             baseline["oracle"] = self.run_file(instance, prepared, composed_gt)
+            if str(baseline["oracle"]["status"]).startswith("timeout"):
+                raise RunTimeout(f"the ground truth's run timed out: {baseline['oracle']['error']}")
         baseline["stub"] = (
             None
             if instance.stub is None
