@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,6 +39,8 @@ from common import median
 from common import show
 from common import timed
 
+COMPILING = re.compile(r"Compiling (\d+) source files? (?:with \S+ )?to \S*/target/(classes|test-classes)")
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -54,9 +57,11 @@ def main() -> None:
     prediction = Prediction(args.instance, "bench", encode_samples([payload.gt]), "bench")
     java_home = executor.java_home(prepared.settings.java_version)
     env = {**os.environ, "JAVA_HOME": str(java_home)}
-    bare = ["mvn", "-o", "-B", "-q", f"-Dmaven.repo.local={MAVEN_REPO}",
+    bare = ["mvn", "-o", "-B", f"-Dmaven.repo.local={MAVEN_REPO}",
             f"-Dtest={selectors(payload.selection)}", "test"]  # fmt: skip
     target = workspace / payload.file_path
+
+    compiled: dict[str, str] = {}
 
     def bare_run(clean: bool) -> None:
         target.write_text(payload.compose(payload.gt), encoding="utf-8")
@@ -65,6 +70,10 @@ def main() -> None:
         done = subprocess.run(bare, cwd=workspace, env=env, capture_output=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"bare Maven failed:\n{done.stdout.decode()}\n{done.stderr.decode()}")
+        if not clean:
+            # what Maven's incremental build recompiles after one file changed (the harness's case)
+            for files, where in COMPILING.findall(done.stdout.decode()):
+                compiled[where] = files
 
     harness_times, bare_times, clean_times = [], [], []
     try:
@@ -86,6 +95,8 @@ def main() -> None:
     show("harness: one sample [s]", f"{median(harness_times):.2f}")
     show("bare mvn -o test -Dtest=... after the file changed [s]", f"{median(bare_times):.2f}")
     show("bare mvn -o test -Dtest=... from an empty target/ [s]", f"{median(clean_times):.2f}")
+    show("recompiled per sample (main, test source files)",
+         f"{compiled.get('classes', '0')}, {compiled.get('test-classes', '0')}")  # fmt: skip
     show("ratio harness / bare (target <= 1.3)", f"{median(harness_times) / median(bare_times):.2f}")
 
 
