@@ -6,8 +6,9 @@ method whose tests are known; :func:`demo_rows` cuts the method out of its file 
 tree-sitter (``left_context`` ends with the signature's ``{`` and its newline, ``gt`` is the
 rest of the body up to its closing brace, ``left + gt + right == file``) and writes the row in
 the card's nested schema. ``dataset.jsonl`` is its output (``tests/test_realcode_units.py``
-checks that it is up to date); ``FAIL_TO_PASS`` are the tests the stub fails and
-``PASS_TO_PASS`` the selected tests it passes (checked by the end-to-end test).
+checks that it is up to date). As in the card and ``tebench build --benchmark realcode``,
+``PASS_TO_PASS`` are the method's tests (all pass with the ground truth) and ``FAIL_TO_PASS``
+the subset the stub fails: here every one (checked by the end-to-end test).
 
 ``predictions/demo-model.jsonl`` has 11 samples in the three line formats (a list, several
 lines, a single completion): right, wrong, one that does not compile, fenced, with the
@@ -50,8 +51,10 @@ class DemoMethod:
     #: Number of parameters (tells overloads apart).
     arity: int
     stub: str
+    #: The method's tests that fail with the stub.
     fail_to_pass: tuple[str, ...]
-    pass_to_pass: tuple[str, ...] = ()
+    #: The method's tests that pass with the stub too.
+    stub_passes: tuple[str, ...] = ()
 
 
 DEMO_METHODS: tuple[DemoMethod, ...] = (
@@ -142,7 +145,7 @@ def demo_rows(checkout: Path) -> list[dict[str, Any]]:
                     "build_command": "",
                     "test_command": "mvn test",
                     "file_path": path,
-                    "PASS_TO_PASS": list(method.pass_to_pass),
+                    "PASS_TO_PASS": [*method.fail_to_pass, *method.stub_passes],
                     "FAIL_TO_PASS": list(method.fail_to_pass),
                     "intent": f"{method.name}[function]",
                     "intent_type": "function",
