@@ -39,7 +39,9 @@ from common import median
 from common import show
 from common import timed
 
-COMPILING = re.compile(r"Compiling (\d+) source files? (?:with \S+ )?to \S*/target/(classes|test-classes)")
+COMPILING = re.compile(
+    r"Compiling (\d+) source files? (?:with .*? )?to (?:\S*/)?target/(classes|test-classes)"
+)
 
 
 def main() -> None:
