@@ -10,10 +10,10 @@ first one's result instead of building it N times):
 * the **stub**: ``left_context + stub + right_context``.
 
 The compiled ``target/`` of the untouched repository is kept beside the workspace. Each body
-then starts from that copy: the file is rewritten, Maven's incremental build recompiles only
-the module whose source changed (test classes are up to date), and only the selected tests run,
-in one offline ``mvn test`` launch without JaCoCo. Restoring the copy before every body also
-undoes anything an earlier body's tests wrote into ``target/``.
+then starts from that copy: the file is rewritten, Maven's incremental build recompiles the
+module whose source changed (maven-compiler-plugin then recompiles its test sources too), and only
+the selected tests run, in one offline ``mvn test`` launch without JaCoCo. Restoring the copy
+before every body also undoes anything an earlier body's tests wrote into ``target/``.
 
 Harness trouble (offline resolution, JDK, a crashed executor) raises :class:`HarnessError`; an
 untouched repository that does not compile or runs none of the selected tests makes the
