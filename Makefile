@@ -1,13 +1,14 @@
 # Two entry points, each doing its own set-up (a virtual environment in .venv):
 #   make demo   evaluate the gold patches of the embedded demo benchmark
 #   make demo-swebench   evaluate the SWE-bench demo (pycalc) in Docker: gold and a model's predictions
+#   make demo-realcode   evaluate the RealCodeJava demo: 4 methods of textkit, 11 samples of a model (pass@k)
 #   make test   run the project's test suite (Maven and Docker tests included)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: demo demo-swebench test lint clean
+.PHONY: demo demo-swebench demo-realcode test lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +30,13 @@ demo-swebench: $(BIN)/.installed
 		--tebench-predictions=$(SWEBENCH_DEMO)/predictions/demo-model.jsonl \
 		--tebench-report=swebench-report.json --tebench-swebench-report=swebench-run-report.json \
 		--junitxml=swebench-junit.xml
+
+REALCODE_DEMO := pytest_tebench/demo/realcode
+demo-realcode: $(BIN)/.installed
+	@# one item per (instance, model): it passes when a sample passes; center's two samples are wrong by design
+	-$(BIN)/pytest -p no:cacheprovider --tebench-benchmark=realcode --tebench-dataset=$(REALCODE_DEMO)/dataset.jsonl \
+		--tebench-predictions=$(REALCODE_DEMO)/predictions/demo-model.jsonl \
+		--tebench-report=realcode-report.json --junitxml=realcode-junit.xml
 
 test: $(BIN)/.installed
 	@# Docker tests need an engine and the sandbox image; where we are root this installs and

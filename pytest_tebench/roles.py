@@ -164,6 +164,11 @@ class TebenchWorker:
                 (i.instance_id, self.adapter.gold_patch(i) if i.problem is None else "")
                 for i in self.instances()
             )
+        # a benchmark whose predictions are not one patch a line (RealCodeJava: n samples) reads them itself
+        reader = getattr(self.adapter, "read_predictions", None)
+        if reader is not None:
+            predictions: list[Prediction] = reader(Path(self.options.predictions))
+            return predictions
         return load_predictions(Path(self.options.predictions))
 
     # -- running ------------------------------------------------------------------------

@@ -249,3 +249,23 @@ def test_a_flaky_class_line_still_counts_as_a_console_record() -> None:
         "Time elapsed: 0.1 s -- in p.ATest\n"
     )
     assert check_against_console(outcomes_for([test], cases), cases, console)[test].status == PASSED
+
+
+def test_surefire_before_2_19_names_the_class_on_its_running_line() -> None:
+    """Surefire 2.12.4 (Maven 3.8's default binding) leaves the class out of its count line."""
+    from pytest_tebench.run.maven.surefire import CaseResult
+    from pytest_tebench.run.maven.surefire import check_against_console
+
+    tests = [TestId("p.ATest", "a"), TestId("p.BTest", "b"), TestId("p.CTest", "c")]
+    cases = [CaseResult(t.class_name, t.method, PASSED, "") for t in tests]
+    console = (
+        "-------------------------------------------------------\n T E S T S\n"
+        "-------------------------------------------------------\n"
+        "Running p.ATest\nTests run: 1, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.428 sec\n"
+        "Running p.BTest\nPicked up JAVA_TOOL_OPTIONS: -Xss1m\n"
+        "Tests run: 1, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.1 sec <<< FAILURE!\n"
+        "\nResults :\n\nTests run: 3, Failures: 1, Errors: 0, Skipped: 0\n"
+    )
+    checked = check_against_console(outcomes_for(tests, cases), cases, console)
+    # A is confirmed; B's forged pass is caught by the count; C never ran according to the console
+    assert [o.status for o in checked.values()] == [PASSED, FAILED, "not_run"]

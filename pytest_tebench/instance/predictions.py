@@ -75,6 +75,15 @@ def _joined(parts: Iterable[str]) -> str:
 
 def load_predictions(path: Path) -> list[Prediction]:
     """Read a predictions file; only an unreadable file raises, bad entries carry ``problem``."""
+    return _mark_duplicates(
+        [_to_prediction(value, origin, problem) for value, origin, problem in read_entries(path)]
+    )
+
+
+def read_entries(path: Path) -> list[tuple[Any, str, str | None]]:
+    """The raw entries of a ``.jsonl``/``.json`` predictions file: ``(value, origin, problem)``,
+    ``problem`` set for a line that is not JSON. Benchmarks with their own entry format (RealCodeJava's
+    samples) build their predictions from these."""
     if not path.is_file():
         raise InputError("predictions file not found", source=str(path))
     try:
@@ -83,12 +92,10 @@ def load_predictions(path: Path) -> list[Prediction]:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read predictions: {exc}", source=str(path)) from exc
     if path.suffix == ".jsonl":
-        entries = list(_jsonl_entries(text, str(path)))
-    elif path.suffix == ".json":
-        entries = _json_entries(text, str(path))
-    else:
-        raise InputError("predictions must be a .jsonl or .json file (or the word 'gold')", source=str(path))
-    return _mark_duplicates([_to_prediction(value, origin, problem) for value, origin, problem in entries])
+        return list(_jsonl_entries(text, str(path)))
+    if path.suffix == ".json":
+        return _json_entries(text, str(path))
+    raise InputError("predictions must be a .jsonl or .json file (or the word 'gold')", source=str(path))
 
 
 _Entry = tuple[Any, str, str | None]

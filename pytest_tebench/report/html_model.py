@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 #: Leaf names preferred as a group's headline score, most preferred first.
-HEADLINE_LEAVES = ("f1", "oa", "s_update", "resolved", "pass@1", "score", "accuracy")
+HEADLINE_LEAVES = ("f1", "oa", "s_update", "resolved", "pass@1", "pass_at_1", "score", "accuracy")
 #: Summary subtrees that are not score columns of the main leaderboard.
 _COUNTS_KEY = "counts"
 _PROJECT_KEY = "by_project"

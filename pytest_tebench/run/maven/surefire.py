@@ -229,6 +229,14 @@ _CONSOLE_CLASS = re.compile(
     r"Time elapsed: .*?-+ in (\S+)\s*$",
     re.MULTILINE,
 )
+#: Surefire before 2.19 (Maven 3.8's default binding is 2.12.4) names the class on a ``Running
+#: p.ATest`` line and leaves it out of the count line that follows it.
+_CONSOLE_RUNNING = re.compile(
+    r"^(?:\[\w+\] )?Running (\S+)\s*\n(?:(?!(?:\[\w+\] )?Running ).*\n)*?"
+    r"(?:\[\w+\] )?Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: \d+, "
+    r"Time elapsed: [^\n]*?sec\b(?!.* in )",
+    re.MULTILINE,
+)
 #: ``[ERROR] p.ATest.fails -- Time elapsed: 0.1 s <<< FAILURE!`` (Surefire 3) or
 #: ``fails(p.ATest)  Time elapsed: 0.1 sec  <<< ERROR!`` (2.x).
 _CONSOLE_METHOD_NEW = re.compile(
@@ -262,6 +270,9 @@ def check_against_console(
     for match in _CONSOLE_CLASS.finditer(console):
         count = int(match[2]) + int(match[3])
         console_failures[match[4]] = max(count, console_failures.get(match[4], 0))
+    for match in _CONSOLE_RUNNING.finditer(console):
+        count = int(match[3]) + int(match[4])
+        console_failures[match[1]] = max(count, console_failures.get(match[1], 0))
     complete = BANNER in console
     report_failures: dict[str, int] = {}  # failing invocations, as the console counts them
     for case in cases:
