@@ -146,7 +146,7 @@ def test_nested_and_flat_rows_give_the_same_instance() -> None:
         TestId("p.ATest", "two"),
     )
     assert first.project == "name" and first.labels == ("function",)
-    assert second.problem is not None and "duplicate id (first at d:1)" in second.problem
+    assert second.problem is not None and "duplicate instance_id (first at d:1)" in second.problem
     alone = load_instances([RawRecord(flat, "d:2")])[0]
     assert alone.problem is None and alone.payload.pass_to_pass == (TestId("p.ATest", "one"),)
     assert (

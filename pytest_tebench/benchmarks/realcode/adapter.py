@@ -25,6 +25,7 @@ from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
 from pytest_tebench.benchmarks.realcode import summary as realcode_summary
 from pytest_tebench.benchmarks.realcode.answers import clean_answer
+from pytest_tebench.benchmarks.realcode.evaluation import BASELINE_SUBDIR
 from pytest_tebench.benchmarks.realcode.evaluation import RealcodePrepared
 from pytest_tebench.benchmarks.realcode.evaluation import RealcodeRunner
 from pytest_tebench.benchmarks.realcode.instances import RealcodeInstance
@@ -53,6 +54,9 @@ class RealcodeAdapter:
     gate_metrics = realcode_summary.GATE_METRICS
     thresholds: tuple[tuple[str, float], ...] = ()
     uses_executor = True
+    #: Where ``prepare`` keeps each instance's baseline (dry run, oracle, stub), keyed by content:
+    #: Dask dispatch brings these files back to the machine that runs pytest (docs/dask.md).
+    gold_cache_subdir = BASELINE_SUBDIR
     record_fields = (
         "rule",
         "n",
@@ -78,6 +82,11 @@ class RealcodeAdapter:
     def gold_patch(self, instance: BenchmarkInstance) -> str:
         payload: RealcodeInstance = instance.payload
         return encode_samples([payload.gt])
+
+    def repository_commits(self, instance: BenchmarkInstance) -> tuple[str, ...]:
+        """The commit ``prepare`` checks out (what a Dask worker's repository bundle must hold)."""
+        payload: RealcodeInstance = instance.payload
+        return (payload.base_commit,)
 
     def cache_key(self, instance: BenchmarkInstance) -> str | None:
         return json.dumps(

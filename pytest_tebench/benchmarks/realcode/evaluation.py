@@ -54,6 +54,9 @@ from pytest_tebench.run.maven.warmup import WarmedRun
 from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
 
+#: The folder under the cache that holds each instance's baseline, keyed by content.
+BASELINE_SUBDIR = "realcode"
+
 #: Where the untouched repository's compiled ``target/`` is kept (inside ``.git``: removed with
 #: the workspace, invisible to git and to Maven).
 SNAPSHOT = ".git/tebench-realcode-target"
@@ -142,7 +145,7 @@ class RealcodeRunner:
                 f"{executor.name}|{executor.toolchain()}|maven={settings.maven_version}",
                 settings.java_version,
             )
-            path = self.context.cache_dir / "realcode" / f"{key}.json"
+            path = self.context.cache_dir / BASELINE_SUBDIR / f"{key}.json"
             began = time.perf_counter()
             with file_lock(self.context.cache_dir / "locks" / f"realcode-{key}.lock"):
                 cached = _read_json(path)

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.benchmarks.fields import load_rows
 from pytest_tebench.benchmarks.fields import sha_field
 from pytest_tebench.benchmarks.fields import slug_field
 from pytest_tebench.benchmarks.fields import text_field
@@ -80,15 +81,7 @@ class RealcodeInstance:
 
 def load_instances(records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
     """Validate rows; a later row repeating an id is a problem of its own (the first one stands)."""
-    instances: list[BenchmarkInstance] = []
-    seen: dict[str, str] = {}
-    for record in records:
-        instance = validate(record)
-        if instance.problem is None and instance.instance_id in seen:
-            instance = with_problem(instance, f"duplicate id (first at {seen[instance.instance_id]})")
-        seen.setdefault(instance.instance_id, record.origin)
-        instances.append(instance)
-    return instances
+    return load_rows(records, validate)
 
 
 def flatten(data: dict[str, Any]) -> dict[str, Any]:
