@@ -1,0 +1,1 @@
+"""RealCodeJava (MERA): function-body completion in real Java repositories."""
