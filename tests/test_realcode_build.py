@@ -386,3 +386,23 @@ def test_build_at_a_commit_gives_exact_contexts_and_pass_and_fail_to_pass_by_han
     assert again.stdout.count("(stored)") == 6
     kept = [json.loads(line)["meta"]["intent"] for line in out.read_text(encoding="utf-8").splitlines()]
     assert kept == [row["meta"]["intent"] for row in rows if row["meta"]["intent"] != "reset[function]"]
+
+
+def test_bad_build_options_are_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_tebench.cli import main
+
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "--quiet", str(repo))
+    base = ["build", str(repo), "--repo", "acme/x", "--out", str(tmp_path / "o.jsonl"), "--executor", "local"]
+    assert main([*base, "--benchmark", "realcode", "--since", "2024-01-01"]) == 2
+    assert (
+        "--since: history options of the tebench builder; realcode takes --commit" in capsys.readouterr().err
+    )
+    assert main([*base, "--commit", "HEAD"]) == 2
+    assert "are options of --benchmark realcode" in capsys.readouterr().err
+    assert (
+        main([*base, "--benchmark", "realcode", "--commit", "nope", "--cache-dir", str(tmp_path / "c")]) == 2
+    )
+    assert "no commit 'nope' in" in capsys.readouterr().err
+    assert main([*base, "--benchmark", "realcode", "--max", "0", "--cache-dir", str(tmp_path / "c")]) == 2
+    assert "--max must be at least 1, not 0" in capsys.readouterr().err
