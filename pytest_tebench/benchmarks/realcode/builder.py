@@ -71,6 +71,9 @@ TEST_COMMAND = "mvn test"
 #: The card's Docker Hub image for a JDK; pytest-tebench's evaluator maps it to its own image.
 IMAGE_TEMPLATE = "maven:{maven}-eclipse-temurin-{java}"
 DEFAULT_IMAGE_MAVEN = "3.9.9"
+#: Test limit of a stub's run: this many times the launches of the covering classes, at least the minimum.
+STUB_TIMEOUT_FACTOR = 3.0
+STUB_MIN_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,7 @@ def _class_entry(name: str, run: SelectionRun) -> dict[str, Any]:
         "status": run.status,
         "outcomes": {str(o.test): o.status for o in run.tests},
         "covered": {},
+        "seconds": round(sum(run.timings.values()), 1),
     }
     if run.status == OK:
         if run.coverage is None:
@@ -260,10 +264,14 @@ class _Builder:
         _check_harness(warmed.run, name)
         return _class_entry(name, warmed.run)
 
-    def run_stub(self, task: MethodTask, tests: list[TestId]) -> dict[str, Any]:
+    def run_stub(self, task: MethodTask, tests: list[TestId], seconds: float) -> dict[str, Any]:
+        """The stub's run of ``tests``; ``seconds``: what the launches of their classes took."""
         path = self.workspace.path / task.file_path
         original = path.read_bytes()
-        settings = replace(self.settings, coverage=False, clean_target=True)
+        # A stub can make a loop spin forever (a "find the next position" returning 0): its tests
+        # run a subset of what those launches ran, so a run many times longer is a hang.
+        limit = min(self.config.test_timeout, max(STUB_MIN_TIMEOUT, STUB_TIMEOUT_FACTOR * seconds))
+        settings = replace(self.settings, coverage=False, clean_target=True, test_timeout=limit)
         try:
             path.write_bytes((task.left + task.stub + task.right).encode("utf-8"))
             run = run_inherited(self.executor, self.workspace.path, tests, settings)
@@ -351,6 +359,7 @@ def _build(
         test: status for entry in state.classes.values() for test, status in entry["outcomes"].items()
     }
     passing: dict[str, list[TestId]] = {}
+    seconds: dict[str, float] = {}
     for task in tasks:
         covering = [name for name in classes if covers(state.classes[name]["covered"], task)]
         tests = [t for name in covering for t in classes[name] if outcomes.get(str(t)) == PASSED]
@@ -360,6 +369,7 @@ def _build(
             rejections[task.key] = "no passing test covers it"
         else:
             passing[task.key] = tests
+            seconds[task.key] = sum(float(state.classes[name].get("seconds", 0.0)) for name in covering)
 
     builder_rows: list[dict[str, Any]] = []
     for task in spread(t for t in tasks if t.key in passing):
@@ -369,7 +379,7 @@ def _build(
         tests = passing[task.key]
         stored = task.key in state.stubs
         if not stored:
-            state.add(builder.run_stub(task, tests))
+            state.add(builder.run_stub(task, tests, seconds[task.key]))
         entry = state.stubs[task.key]
         how = " (stored)" if stored else ""
         if "rejected" in entry:
