@@ -406,3 +406,38 @@ def test_bad_build_options_are_clear_errors(tmp_path: Path, capsys: pytest.Captu
     assert "no commit 'nope' in" in capsys.readouterr().err
     assert main([*base, "--benchmark", "realcode", "--max", "0", "--cache-dir", str(tmp_path / "c")]) == 2
     assert "--max must be at least 1, not 0" in capsys.readouterr().err
+
+
+def test_launch_outcomes_become_state_entries_or_reasons() -> None:
+    from pytest_tebench.benchmarks.realcode.builder import _class_entry
+    from pytest_tebench.benchmarks.realcode.builder import _stub_entry
+    from pytest_tebench.errors import HarnessError
+    from pytest_tebench.errors import InputError
+    from pytest_tebench.run.maven.jacoco import CoverageReport
+    from pytest_tebench.run.maven.jacoco import LineCoverage
+    from pytest_tebench.run.maven.surefire import TestId
+    from pytest_tebench.run.maven.surefire import TestOutcome
+    from pytest_tebench.run.maven.testrun import SelectionRun
+
+    passed = (TestOutcome(TestId("p.T", "a"), "passed", 1), TestOutcome(TestId("p.T", "b"), "failed", 1))
+    lines = {3: LineCoverage(0, 2, 0, 0), 4: LineCoverage(1, 0, 0, 0), 7: LineCoverage(0, 1, 0, 0)}
+    report = CoverageReport(files={"p/A.java": lines}, classes={"p.A": "p/A.java"})
+    ok = SelectionRun("ok", True, True, passed, coverage=report, timings={"compile+test": 4.25})
+    entry = _class_entry("p.T", ok)
+    assert entry["outcomes"] == {"p.T#a": "passed", "p.T#b": "failed"}
+    assert entry["covered"] == {"p/A.java": [3, 7]} and entry["seconds"] == 4.2
+    with pytest.raises(HarnessError, match="no coverage: agent missing"):
+        _class_entry("p.T", SelectionRun("ok", True, True, passed, coverage_error="agent missing"))
+    with pytest.raises(InputError, match="the commit does not build: compile_error: boom"):
+        _class_entry("p.T", SelectionRun("compile_error", False, None, error="boom"))
+    timed_out = _class_entry("p.T", SelectionRun("timeout:test", True, True, passed, error="after 9 s"))
+    assert timed_out["covered"] == {} and timed_out["error"] == "after 9 s"
+
+    task = _task("src/main/java/p/A.java", "f")
+    assert _stub_entry(task, SelectionRun("compile_error", False, None, error="x.java:[3] missing return"))[
+        "rejected"
+    ] == ("the stub does not compile: x.java:[3] missing return")
+    assert _stub_entry(task, SelectionRun("timeout:test", True, True, error="timed out after 60 s"))[
+        "rejected"
+    ] == ("the stub's test run did not finish (timeout:test): timed out after 60 s")
+    assert _stub_entry(task, ok)["outcomes"] == {"p.T#a": "passed", "p.T#b": "failed"}
