@@ -45,6 +45,14 @@ def _add_executor_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
+    if args.benchmark == "realcode":
+        from pytest_tebench.benchmarks.realcode.builder import main as build_realcode
+
+        return build_realcode(args)
+    if args.commit or args.min_statements is not None or args.require_fail_to_pass:
+        raise InputError(
+            "--commit, --min-statements and --require-fail-to-pass are options of --benchmark realcode"
+        )
     from pytest_tebench.benchmarks.tebench.builder import BuildConfig
     from pytest_tebench.benchmarks.tebench.builder import build
     from pytest_tebench.instance.datasets import write_dataset
@@ -234,7 +242,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tebench", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
-    build = commands.add_parser("build", help="build TEBench instances from a repository's history")
+    build = commands.add_parser(
+        "build", help="build TEBench instances from a repository's history (or RealCodeJava ones at a commit)"
+    )
     build.add_argument("repo_dir", metavar="REPO", help="a local clone or mirror")
     build.add_argument(
         "--repo", required=True, metavar="OWNER/NAME", help="the slug written into the dataset"
@@ -245,6 +255,17 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--rev", default="HEAD", help="history to walk (default: HEAD)")
     build.add_argument("--max", type=int, default=None, help="keep at most N instances (oldest first)")
     build.add_argument("-j", "--jobs", type=int, default=1, help="commits validated in parallel")
+    build.add_argument(
+        "--benchmark", choices=("tebench", "realcode"), default="tebench",
+        help="tebench: instances from the history; realcode: method-body tasks at one commit",
+    )  # fmt: skip
+    build.add_argument("--commit", default=None, help="realcode: the commit to build at (default: HEAD)")
+    build.add_argument(
+        "--min-statements", type=int, default=None, help="realcode: statements a body needs (default: 2)"
+    )
+    build.add_argument(
+        "--require-fail-to-pass", action="store_true", help="realcode: drop methods whose stub fails no test"
+    )
     _add_executor_options(build)
     build.set_defaults(run=_build)
 

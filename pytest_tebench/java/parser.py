@@ -65,6 +65,13 @@ class JavaMethod:
     kind: str
     is_test: bool
     tokens: tuple[str, ...]
+    #: Byte range of the body block, ``{`` to ``}`` inclusive, in the *normalised* source (see
+    #: :func:`original_offset`); None without a body (abstract, native, interface methods).
+    body: tuple[int, int] | None = None
+    #: Declared return type, erased like parameters (``int``, ``List``, ``T[]``); "" for constructors.
+    return_type: str = ""
+    #: Statements directly inside the body block (nested blocks count as one).
+    statements: int = 0
 
     @property
     def binary_class_name(self) -> str:
@@ -329,6 +336,12 @@ class _Builder:
             )
         if not name:
             return
+        body = decl.child_by_field_name("body")
+        return_type = ""
+        if kind == "method":
+            return_type = self.erased_type(decl.child_by_field_name("type")) + _dims(
+                decl.child_by_field_name("dimensions")
+            )
         is_test = kind == "method" and (
             not TEST_ANNOTATIONS.isdisjoint(annotations) or self.is_junit3_test(decl, name, owner, modifiers)
         )
@@ -344,6 +357,11 @@ class _Builder:
                 kind=kind,
                 is_test=is_test,
                 tokens=self.src.tokens_between(first.start_byte, last.end_byte),
+                body=body.byte_range if body is not None else None,
+                return_type=return_type,
+                statements=0
+                if body is None
+                else sum(1 for c in body.named_children if c.type not in _COMMENTS),
             )
         )
 
@@ -378,6 +396,20 @@ def parse_java(source: str | bytes) -> JavaFile:
         methods=tuple(builder.methods),
         has_errors=root.has_error,
     )
+
+
+def original_offset(source: bytes, offset: int) -> int:
+    """The byte offset in ``source`` of ``offset`` in its normalised form (what :func:`parse_java`
+    measures in): a leading BOM and every CR of a CRLF that :func:`_normalise` dropped before it."""
+    shift = 3 if source.startswith(b"\xef\xbb\xbf") else 0
+    if b"\r\n" not in source:
+        return offset + shift
+    # The k-th CRLF (0-based) of the original sits at normalised position (its CR index - k).
+    position, dropped = source.find(b"\r\n", shift), 0
+    while position != -1 and position - shift - dropped < offset:
+        dropped += 1
+        position = source.find(b"\r\n", position + 2)
+    return offset + shift + dropped
 
 
 def java_tokens(source: str | bytes) -> list[str]:
