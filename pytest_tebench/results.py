@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_tebench.jsonfiles import write_atomic
 from pytest_tebench.metrics.outcomes import SCORED_STATUSES
 
 #: Bumped when the entry layout changes; older entries are then simply not found.
@@ -80,22 +80,6 @@ class CacheStats:
     bytes: int
     oldest: float | None
     newest: float | None
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that a reader, or a crash mid-write, sees the old file or the
-    new one, never a part: a fsynced temporary file in the same directory, then ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:8]}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class ResultCache:

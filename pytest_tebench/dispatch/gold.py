@@ -20,7 +20,7 @@ from pathlib import Path
 from pathlib import PurePosixPath
 from typing import Any
 
-from pytest_tebench.results import write_atomic
+from pytest_tebench.jsonfiles import write_atomic
 
 #: Where adapters keep gold references under their cache, unless they say otherwise.
 DEFAULT_SUBDIR = "gold"

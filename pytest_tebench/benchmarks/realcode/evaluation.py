@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -37,6 +36,8 @@ from pytest_tebench import __version__
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.realcode.instances import RealcodeInstance
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.jsonfiles import read_versioned_json
+from pytest_tebench.jsonfiles import write_json
 from pytest_tebench.locking import file_lock
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven import log as mavenlog
@@ -148,10 +149,10 @@ class RealcodeRunner:
             path = self.context.cache_dir / BASELINE_SUBDIR / f"{key}.json"
             began = time.perf_counter()
             with file_lock(self.context.cache_dir / "locks" / f"realcode-{key}.lock"):
-                cached = _read_json(path)
+                cached = read_versioned_json(path)
                 if cached is None:
                     cached = self._baseline(instance, prepared)
-                    _write_json(path, cached)
+                    write_json(path, cached)
                     cached["cache"] = "computed"
                 else:
                     cached["cache"] = "hit"
@@ -278,18 +279,3 @@ def _cache_key(content_key: str, toolchain: str, java: int) -> str:
         {"content": content_key, "harness": __version__, "toolchain": toolchain, "java": java}, sort_keys=True
     )
     return hashlib.sha256(material.encode()).hexdigest()[:32]
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return value if isinstance(value, dict) and value.get("harness_version") == __version__ else None
-
-
-def _write_json(path: Path, value: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(value, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)

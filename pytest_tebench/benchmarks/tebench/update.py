@@ -14,13 +14,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import time
 from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from pytest_tebench import __version__
@@ -38,6 +36,8 @@ from pytest_tebench.benchmarks.tebench.update_metrics import executability
 from pytest_tebench.benchmarks.tebench.update_metrics import token_jaccard
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.java.parser import parse_java
+from pytest_tebench.jsonfiles import read_versioned_json
+from pytest_tebench.jsonfiles import write_json
 from pytest_tebench.locking import file_lock
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven import log as mavenlog
@@ -196,10 +196,10 @@ class UpdateEvaluator:
         )
         path = self.cache_dir / f"{key}.json"
         with file_lock(self.context.cache_dir / "locks" / f"gold-{key}.lock"):
-            cached = _read_json(path)
+            cached = read_versioned_json(path)
             if cached is None:
                 cached = self._compute_gold(key, workspace, gold_changes, settings, project)
-                _write_json(path, cached)
+                write_json(path, cached)
                 cached["cache"] = "computed"
             else:
                 cached["cache"] = "hit"
@@ -533,21 +533,6 @@ def _cache_key(instance_key: dict[str, str], *, executor: str, java: int, runs: 
         sort_keys=True,
     )
     return hashlib.sha256(material.encode()).hexdigest()[:32]
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return value if isinstance(value, dict) and value.get("harness_version") == __version__ else None
-
-
-def _write_json(path: Path, value: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(value, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _coverage_to_json(report: CoverageReport | None, methods: Iterable[ChangedMethod]) -> dict[str, Any]:
