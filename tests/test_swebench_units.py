@@ -277,3 +277,40 @@ def test_pre_install_commands_that_are_not_system_installs_run_before_the_instal
     script = plan.script().splitlines()
     install = "pip install -e . || pip install -e . --no-build-isolation"
     assert script.index("sed -i 's/>=>=/>=/' setup.cfg") < script.index(install)
+
+
+def test_the_install_runs_again_at_base_commit_only_when_what_decides_it_changed(tmp_path: Path) -> None:
+    history = History(tmp_path / "repo")
+    setup_py = 'from setuptools import setup\nsetup(name="p", version="1.0")\n'
+    env_commit = history.commit({"setup.py": setup_py, "p/__init__.py": "", "docs/requirements.txt": "x\n"})
+    same = history.commit({"p/__init__.py": "X = 1\n", "docs/requirements.txt": "sphinx\n"})
+    added = history.commit({"setup.py": setup_py.replace('"1.0"', '"1.0", install_requires=["six"]')})
+    again = history.commit({"p/__init__.py": "X = 2\n"})
+    reqs = history.commit({"requirements-dev.txt": "six\n"})
+    plan = environment.plan_environment(
+        "o/r", "1.0", {"python": "3.9", "install": "python -m pip install -e .", "pre_install": ["sed -i x setup.cfg"]},
+        setup_commit=env_commit, read_file=lambda path: None, requirement_paths=(), pretend_version="1.0",
+        pypi_date="2023-11-01T00:00:00Z",
+    )  # fmt: skip
+    # only root files decide: a change to the code or to docs/requirements.txt keeps the environment
+    assert environment.plan_instance_layer(plan, "env:1", history.path, same) is None
+    layer = environment.plan_instance_layer(plan, "env:1", history.path, added)
+    assert layer is not None and [name for name, _ in layer.files] == ["setup.py"]
+    # instances whose install-deciding files are equal share one layer; a new requirements file is another
+    shared = environment.plan_instance_layer(plan, "env:1", history.path, again)
+    assert shared is not None and shared.tag() == layer.tag() and shared.commit == again
+    other = environment.plan_instance_layer(plan, "env:1", history.path, reqs)
+    assert other is not None and other.tag() != layer.tag()
+    assert [name for name, _ in other.files] == ["requirements-dev.txt", "setup.py"]
+    # a new environment image under it is a new layer
+    assert environment.plan_instance_layer(plan, "env:2", history.path, added).tag() != layer.tag()  # type: ignore[union-attr]
+    script = layer.script()
+    # the environment's install steps, in the venv, as the venv's owner, PyPI at the run's date
+    assert script.index(". /opt/venv/bin/activate") < script.index("sed -i x setup.cfg")
+    assert "export PIP_UPLOADED_PRIOR_TO=2023-11-01T00:00:00Z" in script
+    assert "python -m pip install -e . || python -m pip install -e . --no-build-isolation" in script
+    assert "python3 -m venv" not in script and "chown" not in script
+    assert script.index("sed -i x setup.cfg") < script.index("generated.py") < script.index("-delete")
+    # one list of install steps, in the environment's script and in the layer's
+    assert "\n".join(plan.install_lines("1.0")) in plan.script()
+    assert "\n".join(plan.install_lines(layer.pretend_version)) in script

@@ -51,6 +51,8 @@ class SwebenchPrepared:
     plan: environment.EnvironmentPlan
     image: str
     timings: dict[str, float]
+    #: The commit the spec's install ran at: ``environment_setup_commit``, or ``base_commit`` (a layer).
+    install_commit: str
 
 
 def _stderr(line: str) -> None:
@@ -174,16 +176,34 @@ class SwebenchAdapter:
             raise HarnessError(
                 f"environment image {tag} failed to build earlier in this run: {self._failed_builds[tag]}"
             )
+        locks = context.cache_dir / "locks"
         try:
             image = environment.ensure_environment(
-                client, plan, source, lock_dir=context.cache_dir / "locks", progress=self.progress
+                client, plan, source, lock_dir=locks, progress=self.progress
             )
         except HarnessError as exc:
             self._failed_builds[tag] = str(exc)
             raise
+        # the install again at base_commit when what decides it changed since the environment's commit
+        layer = environment.plan_instance_layer(plan, image, source, payload.base_commit)
+        if layer is not None:
+            failed = self._failed_builds.get(layer.tag())
+            if failed is not None:
+                raise HarnessError(f"image {layer.tag()} failed to build earlier in this run: {failed}")
+            try:
+                image = environment.ensure_instance_layer(
+                    client, layer, source, lock_dir=locks, progress=self.progress
+                )
+            except HarnessError as exc:
+                self._failed_builds[layer.tag()] = str(exc)
+                raise
         done = time.perf_counter()
         return SwebenchPrepared(
-            source, plan, image, {"repository": located - started, "environment": done - located}
+            source,
+            plan,
+            image,
+            {"repository": located - started, "environment": done - located},
+            payload.environment_setup_commit if layer is None else payload.base_commit,
         )
 
     def evaluate(
@@ -199,6 +219,7 @@ class SwebenchAdapter:
             "image": prepared.image,
             "python": prepared.plan.python,
             "suite": prepared.plan.suite,
+            "install_commit": prepared.install_commit,
             "resolved": False,
             "resolution": None,
             "patch_extraction": prediction.extraction,

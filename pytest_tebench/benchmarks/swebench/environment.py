@@ -12,7 +12,13 @@ Two layers, both cached by the hash of their recipe:
   ``/workspace`` on the source at ``environment_setup_commit``. Editable installs therefore point
   at ``/workspace``, where each evaluation later mounts the instance's own tree; the files the
   install generated there (egg-info, version files) are kept in ``/opt/swebench/generated.tar``
-  and unpacked into every evaluated tree.
+  and unpacked into every evaluated tree;
+* an **instance layer** (``pytest-tebench/swebench-inst:<hash>``) ``FROM`` the environment, only
+  for an instance whose install-deciding files (``setup.py``, ``setup.cfg``, ``pyproject.toml``,
+  ``requirements*.txt``) differ from those at ``environment_setup_commit``: the install command
+  run again on the tree at ``base_commit``, as SWE-bench's instance images do for every instance
+  (pytest 4.6 added ``importlib-metadata`` after its environment commit). Instances whose files are
+  the same share the environment; instances whose files are equal share one layer.
 
 SWE-bench itself makes its environments with conda, which can provide any Python; Debian provides
 one per suite. A specification whose Python no suite ships, or that needs system packages
@@ -155,6 +161,8 @@ class EnvironmentPlan:
     requirements: str = ""
     #: setuptools-scm cannot see git metadata in the build context: the version it would compute.
     pretend_version: str = ""
+    #: PyPI's date for unpinned packages (already in ``setup``; an instance layer needs it again).
+    pypi_date: str = ""
 
     def script(self) -> str:
         lines = [
@@ -164,11 +172,18 @@ class EnvironmentPlan:
             f"python3 -m venv {VENV}",
             f". {VENV}/bin/activate",
             *self.setup,
-            f"cd {docker_image.CONTAINER_WORKSPACE}",
+            *self.install_lines(self.pretend_version),
+            f"chown -R 1000:1000 {VENV} {docker_image.CONTAINER_WORKSPACE}",
         ]
-        if self.pretend_version:
-            lines.append(f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(self.pretend_version)}")
-        lines += [
+        return "\n".join(lines) + "\n"
+
+    def install_lines(self, pretend_version: str) -> list[str]:
+        """The spec's install in ``/workspace``, then what it generated kept and the tree emptied."""
+        lines = [f"cd {docker_image.CONTAINER_WORKSPACE}"]
+        if pretend_version:
+            lines.append(f"export SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(pretend_version)}")
+        return [
+            *lines,
             *self.pre_install,
             # SWE-bench's conda pip (2023) fell back to `setup.py develop` for projects whose pinned
             # build backend predates PEP 660 (astroid 2.13 pins setuptools~=62.6); today's pip does
@@ -179,9 +194,7 @@ class EnvironmentPlan:
             "python3 /opt/swebench/generated.py",
             "python -m pip freeze > /opt/swebench/freeze.txt",
             f"find {docker_image.CONTAINER_WORKSPACE} -mindepth 1 -delete",
-            f"chown -R 1000:1000 {VENV} {docker_image.CONTAINER_WORKSPACE}",
         ]
-        return "\n".join(lines) + "\n"
 
     def tag(self) -> str:
         payload = {
@@ -271,6 +284,7 @@ def plan_environment(
         setup_commit=setup_commit,
         requirements=requirements,
         pretend_version=pretend_version,
+        pypi_date=pypi_date,
     )
 
 
@@ -355,17 +369,22 @@ def ensure_environment(
     return tag
 
 
-def _write_context(context: Path, plan: EnvironmentPlan, source: Path, base: str) -> None:
+def _write_source(context: Path, repo: str, source: Path, commit: str) -> None:
+    """The tree at ``commit`` as ``src/`` and its tracked paths as ``tracked`` (for generated.py)."""
     try:
-        archive = git(source, "archive", "--format=tar", plan.setup_commit, timeout=600).stdout
-        tracked = git(source, "ls-tree", "-r", "-z", "--name-only", plan.setup_commit).stdout
+        archive = git(source, "archive", "--format=tar", commit, timeout=600).stdout
+        tracked = git(source, "ls-tree", "-r", "-z", "--name-only", commit).stdout
     except GitError as exc:
-        raise HarnessError(f"cannot read {plan.repo} at {plan.setup_commit}: {exc}") from exc
+        raise HarnessError(f"cannot read {repo} at {commit}: {exc}") from exc
     src = context / "src"
     src.mkdir()
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(src, filter="tar")
     (context / "tracked").write_bytes(tracked)
+
+
+def _write_context(context: Path, plan: EnvironmentPlan, source: Path, base: str) -> None:
+    _write_source(context, plan.repo, source, plan.setup_commit)
     (context / "setup.sh").write_text(plan.script())
     (context / "generated.py").write_text(_GENERATED_PY)
     (context / "Dockerfile").write_text(
@@ -386,6 +405,115 @@ def _write_context(context: Path, plan: EnvironmentPlan, source: Path, base: str
     )
 
 
+# --------------------------------------------------------------------------- instance layers
+
+#: Root files that decide what the spec's install command installs.
+INSTALL_FILES = ("setup.py", "setup.cfg", "pyproject.toml")
+_ROOT_REQUIREMENTS = re.compile(r"requirements[^/]*\.txt")
+INSTANCE_REPOSITORY = "pytest-tebench/swebench-inst"
+
+
+def install_files(source: Path, commit: str) -> tuple[tuple[str, str], ...]:
+    """``(path, blob id)`` of the install-deciding files at ``commit``: equal ids, equal content."""
+    try:
+        listing = git(source, "ls-tree", commit).stdout.decode("utf-8", errors="replace")
+    except GitError as exc:
+        raise HarnessError(f"cannot list {commit} of {source}: {exc}") from exc
+    found: list[tuple[str, str]] = []
+    for line in listing.splitlines():
+        meta, _, name = line.partition("\t")
+        parts = meta.split()
+        install_file = name in INSTALL_FILES or _ROOT_REQUIREMENTS.fullmatch(name)
+        if len(parts) == 3 and parts[1] == "blob" and install_file:
+            found.append((name, parts[2]))
+    return tuple(sorted(found))
+
+
+@dataclass(frozen=True)
+class InstanceLayerPlan:
+    """The install run again at an instance's ``base_commit``, on top of its environment image."""
+
+    environment: EnvironmentPlan
+    #: The environment image's tag (the layer's ``FROM``).
+    base_image: str
+    commit: str
+    #: :func:`install_files` at ``commit``: the layer is shared by instances with the same ones.
+    files: tuple[tuple[str, str], ...]
+    pretend_version: str = ""
+
+    def script(self) -> str:
+        lines = [
+            "#!/bin/bash",
+            "set -euxo pipefail",
+            f"export PIP_CERT={CA_BUNDLE} PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_NO_CACHE_DIR=1",
+            f". {VENV}/bin/activate",
+        ]
+        if self.environment.pypi_date:
+            lines.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(self.environment.pypi_date)}")
+        return "\n".join(lines + self.environment.install_lines(self.pretend_version)) + "\n"
+
+    def tag(self) -> str:
+        payload = {
+            "v": ENV_RECIPE_VERSION,
+            "from": self.base_image,
+            "files": [list(entry) for entry in self.files],
+            "script": self.script(),
+            "generated": _GENERATED_PY,
+        }
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        return f"{INSTANCE_REPOSITORY}:{digest}"
+
+
+def plan_instance_layer(
+    plan: EnvironmentPlan, base_image: str, source: Path, commit: str
+) -> InstanceLayerPlan | None:
+    """The layer ``commit`` needs over ``plan``'s image, or None when its install-deciding files are
+    those of ``environment_setup_commit`` (the environment's install is the instance's)."""
+    files = install_files(source, commit)
+    if files == install_files(source, plan.setup_commit):
+        return None
+    return InstanceLayerPlan(plan, base_image, commit, files, pretend_version(source, commit))
+
+
+def ensure_instance_layer(
+    client: Any, layer: InstanceLayerPlan, source: Path, *, lock_dir: Path, progress: Progress
+) -> str:
+    """The instance layer's tag, building it when missing (the environment image must exist)."""
+    tag = layer.tag()
+    if docker_image.image_present(client, tag):
+        return tag
+    with file_lock(lock_dir / (lock_name(tag) + ".lock")):
+        if docker_image.image_present(client, tag):
+            return tag
+        plan = layer.environment
+        progress(
+            f"[swebench env] building {tag}: {plan.repo} {plan.version} installed at {layer.commit[:12]}"
+        )
+        with tempfile.TemporaryDirectory(prefix="swebench-inst-") as scratch:
+            context = Path(scratch)
+            _write_source(context, plan.repo, source, layer.commit)
+            (context / "layer.sh").write_text(layer.script())
+            (context / "Dockerfile").write_text(
+                "\n".join(
+                    [
+                        f"FROM {layer.base_image}",
+                        "USER root",
+                        "COPY tracked layer.sh /opt/swebench/",
+                        # the venv and /workspace are the sandbox user's already: the install runs as
+                        # that user, so the layer holds what it changed, not a second copy of the venv
+                        "RUN chown -R 1000:1000 /opt/swebench",
+                        f"COPY --chown=1000:1000 src {docker_image.CONTAINER_WORKSPACE}",
+                        "USER 1000:1000",
+                        "RUN bash /opt/swebench/layer.sh",
+                        f'LABEL pytest-tebench.swebench-commit="{layer.commit}"',
+                        "",
+                    ]
+                )
+            )
+            _docker_build(client, context, tag, progress)
+    return tag
+
+
 _SHOWN_BUILD_LINES = ("Step ", "+ ", "Successfully", "ERROR", "generated:")
 
 
@@ -395,8 +523,7 @@ def _docker_build(client: Any, context: Path, tag: str, progress: Progress) -> N
         for chunk in client.api.build(path=str(context), tag=tag, rm=True, forcerm=True, decode=True):
             if "error" in chunk:
                 raise HarnessError(
-                    f"environment image {tag} failed to build: {chunk['error'].strip()}\n"
-                    + "".join(tail[-30:])
+                    f"image {tag} failed to build: {chunk['error'].strip()}\n" + "".join(tail[-30:])
                 )
             text = str(chunk.get("stream") or "")
             if text:
@@ -406,9 +533,9 @@ def _docker_build(client: Any, context: Path, tag: str, progress: Progress) -> N
                     if line.startswith(_SHOWN_BUILD_LINES):
                         progress(f"[swebench env] {line}")
     except docker.errors.DockerException as exc:
-        raise HarnessError(f"environment image {tag} failed to build: {exc}") from exc
+        raise HarnessError(f"image {tag} failed to build: {exc}") from exc
     if not docker_image.image_present(client, tag):
-        raise HarnessError(f"environment image {tag} failed to build:\n" + "".join(tail[-30:]))
+        raise HarnessError(f"image {tag} failed to build:\n" + "".join(tail[-30:]))
 
 
 def show_file(source: Path, commit: str) -> Callable[[str], str | None]:
