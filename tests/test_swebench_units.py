@@ -314,3 +314,88 @@ def test_the_install_runs_again_at_base_commit_only_when_what_decides_it_changed
     # one list of install steps, in the environment's script and in the layer's
     assert "\n".join(plan.install_lines("1.0")) in plan.script()
     assert "\n".join(plan.install_lines(layer.pretend_version)) in script
+
+
+def test_tests_that_need_the_internet_are_found_in_the_test_files_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    from pytest_tebench.benchmarks.swebench import network
+
+    history = History(tmp_path / "repo")
+    base = history.commit(
+        {
+            "tests/test_live.py": "HTTPBIN = os.environ.get('HTTPBIN_URL', 'http://httpbin.org/')\n",
+            "tests/test_local.py": "def test_x():\n    assert 1\n",
+        }
+    )
+    assert network.internet_need(history.path, base, "", ["tests/test_local.py"]) is None
+    why = network.internet_need(history.path, base, "", ["tests/test_local.py", "tests/test_live.py"])
+    assert why == "the tests in tests/test_live.py call the live httpbin.org service"
+    # what test_patch adds counts too, in a file that exists and in a new one
+    tarpit = (
+        "diff --git a/tests/test_local.py b/tests/test_local.py\n--- a/tests/test_local.py\n"
+        "+++ b/tests/test_local.py\n@@ -1,2 +1,3 @@\n+TARPIT = 'http://10.255.255.1'\n"
+        " def test_x():\n     assert 1\n"
+    )
+    assert "10.255.255.1" in str(network.internet_need(history.path, base, tarpit, ["tests/test_local.py"]))
+    new_file = (
+        "diff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n--- /dev/null\n"
+        "+++ b/tests/test_new.py\n@@ -0,0 +1 @@\n+URL = 'https://httpbin.org/get'\n"
+    )
+    assert network.internet_need(history.path, base, new_file, ["tests/test_new.py"]) is not None
+    # a line test_patch removes is gone
+    removed = (
+        "diff --git a/tests/test_live.py b/tests/test_live.py\n--- a/tests/test_live.py\n"
+        "+++ b/tests/test_live.py\n@@ -1 +1 @@\n-HTTPBIN = os.environ.get('HTTPBIN_URL', 'http://httpbin.org/')\n"
+        "+HTTPBIN = 'http://127.0.0.1:8000/'\n"
+    )
+    assert network.internet_need(history.path, base, removed, ["tests/test_live.py"]) is None
+
+
+def test_an_instance_whose_tests_need_the_internet_is_unsupported_unless_the_run_opts_in(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = History(tmp_path / "repos" / "psf" / "requests")
+    sha = history.commit(
+        {"test_requests.py": "HTTPBIN = 'http://httpbin.org/'\n\ndef test_old():\n    pass\n"}
+    )
+    test_patch = (
+        "diff --git a/test_requests.py b/test_requests.py\n--- a/test_requests.py\n+++ b/test_requests.py\n"
+        "@@ -3,2 +3,5 @@\n def test_old():\n     pass\n+\n+def test_new():\n+    pass\n"
+    )
+    row = {
+        **ROW,
+        "version": "2.0",
+        "base_commit": sha,
+        "environment_setup_commit": sha,
+        "test_patch": test_patch,
+    }
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text(json.dumps(row) + "\n")
+    common = (
+        "-p", "no:cacheprovider", "--tebench-predictions=gold", "--tebench-benchmark=swebench",
+        f"--tebench-dataset={dataset}", f"--tebench-cache-dir={tmp_path / 'cache'}", "--tebench-offline",
+        f"--tebench-repos={tmp_path / 'repos'}", "-rs",
+    )  # fmt: skip
+    result = pytester.runpytest(*common)
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*unsupported environment: the tests in test_requests.py call the live httpbin.org service; "
+         "this sandbox has no network (--tebench-swebench-network lets them use it)*"]
+    )  # fmt: skip
+    # opted in, the same instance goes on to plan its environment
+    from pytest_tebench.benchmarks.base import EvalContext
+    from pytest_tebench.benchmarks.swebench import adapter as adapter_module
+    from pytest_tebench.workspace.repos import RepositoryStore
+
+    def reached(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("planning the environment")
+
+    monkeypatch.setattr(adapter_module.environment, "plan_environment", reached)
+    [instance] = SwebenchAdapter().load_instances([RawRecord(row, "rows.jsonl:1")])
+    repos = RepositoryStore(tmp_path / "cache", local_dirs=(tmp_path / "repos",), allow_network=False)
+    context = EvalContext(cache_dir=tmp_path / "cache", work_dir=tmp_path / "work", repos=repos)
+    with pytest.raises(environment.UnsupportedEnvironment, match=r"httpbin\.org"):
+        SwebenchAdapter().prepare(instance, context)
+    with pytest.raises(RuntimeError, match="planning the environment"):
+        SwebenchAdapter(network=True).prepare(instance, context)

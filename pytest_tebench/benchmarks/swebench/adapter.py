@@ -28,6 +28,7 @@ from pytest_tebench.benchmarks.base import base_record
 from pytest_tebench.benchmarks.swebench import environment
 from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import instances
+from pytest_tebench.benchmarks.swebench import network
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import summary as figures
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
@@ -154,6 +155,13 @@ class SwebenchAdapter:
             raise environment.UnsupportedEnvironment(reason)
         source = context.repos.locate(payload.repo, [payload.base_commit, payload.environment_setup_commit])
         located = time.perf_counter()
+        if not self.network:
+            files = official.test_directives(payload.repo, payload.test_patch)
+            need = network.internet_need(source, payload.base_commit, payload.test_patch, files)
+            if need is not None:
+                raise environment.UnsupportedEnvironment(
+                    f"{need}; this sandbox has no network (--tebench-swebench-network lets them use it)"
+                )
         plan = environment.plan_environment(
             payload.repo,
             payload.version,
