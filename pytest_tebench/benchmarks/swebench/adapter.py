@@ -60,6 +60,10 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+#: Part of every result key: bump when a change to how items are evaluated can change their
+#: results, so stored ones are not reused (2: instance layers, internet-needing tests set aside).
+EVALUATION_VERSION = 2
+
 #: JUnit properties of the ``swebench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (
     "repo", "version", "python", "image", "resolved", "resolution",
@@ -112,6 +116,7 @@ class SwebenchAdapter:
         return json.dumps(
             {
                 "row": dataclasses.asdict(payload),
+                "evaluation": EVALUATION_VERSION,
                 "network": self.network,
                 "pypi_date": self.pypi_date,
                 "timeout": self.timeout,
