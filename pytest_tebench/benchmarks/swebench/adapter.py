@@ -61,8 +61,9 @@ def _stderr(line: str) -> None:
 
 
 #: Part of every result key: bump when a change to how items are evaluated can change their
-#: results, so stored ones are not reused (2: instance layers, internet-needing tests set aside).
-EVALUATION_VERSION = 2
+#: results, so stored ones are not reused (2: instance layers, internet-needing tests set aside;
+#: 3: the tree on sys.path under an editable finder).
+EVALUATION_VERSION = 3
 
 #: JUnit properties of the ``swebench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (

@@ -28,6 +28,7 @@ from typing import Any
 
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench.environment import GENERATED_TAR
+from pytest_tebench.benchmarks.swebench.environment import VENV
 from pytest_tebench.benchmarks.swebench.environment import EnvironmentPlan
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.errors import HarnessError
@@ -106,6 +107,12 @@ def eval_script(plan: EnvironmentPlan, directives: list[str]) -> str:
         "cd /workspace",
         # files the environment's install generated in the source tree (egg-info, _version.py)
         f"tar -xf {GENERATED_TAR} --skip-old-files -C /workspace 2>/dev/null || true",
+        # today's setuptools installs a flat layout in editable mode through an import finder, which
+        # leaves the tree off sys.path; SWE-bench's 2023 pip fell back to `setup.py develop` there
+        # (a path entry), and tests that find modules from paths (pylint's, through astroid) need it
+        f'if compgen -G "{VENV}/lib/python3*/site-packages/__editable___*_finder.py" >/dev/null; then',
+        '    export PYTHONPATH="/workspace${PYTHONPATH:+:$PYTHONPATH}"',
+        "fi",
         *plan.eval_commands,
         f"exec > {LOG_NAME} 2>&1",
         f"echo '{official.START_TEST_OUTPUT}'",
