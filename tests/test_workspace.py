@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_tebench.errors import HarnessError
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import PatchDoesNotApply
 from pytest_tebench.workspace.checkout import Workspace
@@ -186,3 +187,14 @@ def test_repository_store_mirrors_a_clone_url_once(history: History, tmp_path: P
     assert first.name.endswith(".git") and first.is_relative_to(tmp_path / "cache")
     later = history.commit({MAIN: "class A { int f() { return 3; } }\n"})
     assert store.locate("proj", [later]) == first  # fetched into the same mirror
+
+
+def test_a_clone_that_lacks_a_file_s_content_is_a_harness_error_not_a_missing_file(tmp_path: Path) -> None:
+    # a snapshot without its largest files: git checks out the rest and exits 0
+    history = History(tmp_path / "repo")
+    sha = history.commit({"big.bin": b"\0large\0", "a.py": "x = 1\n"})
+    blob = git_text(history.path, "rev-parse", f"{sha}:big.bin").strip()
+    (history.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    with pytest.raises(HarnessError, match=r"lacks the content of big\.bin at .*incomplete clone"):
+        Workspace.create(history.path, sha, "", parent=tmp_path / "ws")
+    assert not any((tmp_path / "ws").iterdir())  # nothing left behind

@@ -101,6 +101,15 @@ class Workspace:
         try:
             git(parent, "clone", "--quiet", "--shared", "--no-checkout", str(source_repo), str(path))
             git(path, "checkout", "--quiet", "--detach", v_minus_1)
+            # git checks out what it can and exits 0 when the clone lacks a blob (a snapshot without
+            # its largest files): the tree would silently miss that file, and V-0.5 would delete it
+            absent = git_text(path, "ls-files", "--deleted").split("\n")
+            if any(absent):
+                shown = ", ".join(name for name in absent[:5] if name)
+                raise HarnessError(
+                    f"the repository {source_repo} lacks the content of {shown} at {v_minus_1} "
+                    "(an incomplete clone): give a complete clone with --tebench-repos"
+                )
             git(path, "tag", "v-1")
             if source_patch.strip():
                 try:
