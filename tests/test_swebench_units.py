@@ -399,3 +399,29 @@ def test_an_instance_whose_tests_need_the_internet_is_unsupported_unless_the_run
         SwebenchAdapter().prepare(instance, context)
     with pytest.raises(RuntimeError, match="planning the environment"):
         SwebenchAdapter(network=True).prepare(instance, context)
+
+
+def test_exact_pins_are_installed_whatever_their_date_and_the_rest_resolves_at_the_pypi_date() -> None:
+    spec = {"python": "3.9", "install": "pip install -e .", "pip_packages": ["setuptools==70.0.0", "pytest"]}
+    setup = environment.plan_environment(
+        "o/r", "1", spec, setup_commit=SHA, read_file=lambda path: None, requirement_paths=()
+    ).setup
+    # setuptools 70 came out after 2023-11-01: asked for by version, it is fetched whatever the date,
+    # without its dependencies; then everything resolves at the date, setuptools being satisfied
+    assert setup[-2:] == (
+        "env -u PIP_UPLOADED_PRIOR_TO python -m pip install --no-deps setuptools==70.0.0",
+        "python -m pip install setuptools==70.0.0 pytest",
+    )
+    assert setup.index("export PIP_UPLOADED_PRIOR_TO=2023-11-01T00:00:00Z") < len(setup) - 2
+    # no date (today's PyPI), or no exact pin: one install line, as before
+    today = environment.plan_environment(
+        "o/r", "1", spec, setup_commit=SHA, read_file=lambda path: None, requirement_paths=(), pypi_date=""
+    ).setup
+    assert not any(line.startswith("env -u") for line in today)
+    unpinned = {**spec, "pip_packages": ["pytest", "numpy>=1.2"]}
+    assert not any(
+        line.startswith("env -u")
+        for line in environment.plan_environment(
+            "o/r", "1", unpinned, setup_commit=SHA, read_file=lambda path: None, requirement_paths=()
+        ).setup
+    )

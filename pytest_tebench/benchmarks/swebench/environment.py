@@ -264,9 +264,17 @@ def plan_environment(
     elif packages:
         # conda package names; for these repositories they are PyPI names too (numpy, pandas, pytest)
         setup.append(f"python -m pip install {packages}")
-    pins = spec.get("pip_packages") or []
+    pins = [str(p) for p in spec.get("pip_packages") or []]
+    exact = [p for p in pins if _EXACT_PIN.fullmatch(p)]
+    if exact and pypi_date:
+        # an exact version is what the spec asks whatever its date (SWE-bench's later specs pin e.g.
+        # setuptools==70.0.0, newer than pypi_date); their dependencies still resolve at that date
+        setup.append(
+            "env -u PIP_UPLOADED_PRIOR_TO python -m pip install --no-deps "
+            + " ".join(shlex.quote(p) for p in exact)
+        )
     if pins:
-        setup.append("python -m pip install " + " ".join(shlex.quote(str(p)) for p in pins))
+        setup.append("python -m pip install " + " ".join(shlex.quote(p) for p in pins))
     install = str(spec["install"])
     test_cmd = spec.get("test_cmd")
     if isinstance(test_cmd, list):
@@ -287,6 +295,9 @@ def plan_environment(
         pypi_date=pypi_date,
     )
 
+
+#: A pip requirement naming one exact version (``name==1.2.3``, ``name[extra]==1.2``).
+_EXACT_PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+")
 
 #: pre_install commands that install system packages (any other, e.g. a ``sed`` on setup.cfg, runs).
 _SYSTEM_INSTALL = re.compile(r"\b(apt-get|apt|dpkg|yum|conda)\b")
