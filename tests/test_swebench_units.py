@@ -425,3 +425,21 @@ def test_exact_pins_are_installed_whatever_their_date_and_the_rest_resolves_at_t
             "o/r", "1", unpinned, setup_commit=SHA, read_file=lambda path: None, requirement_paths=()
         ).setup
     )
+
+
+def test_tests_that_name_a_file_the_repository_downloads_need_the_internet(tmp_path: Path) -> None:
+    from pytest_tebench.benchmarks.swebench import network
+
+    history = History(tmp_path / "repo")
+    old = history.commit({"tests/test_px.py": "get_testdata_file('SC_rgb.dcm')\n"})
+    manifest = json.dumps({"SC_rgb.dcm": "https://github.com/x/SC_rgb.dcm", "OBXXXX1A.dcm": "u"})
+    new = history.commit(
+        {"pydicom/data/urls.json": manifest, "tests/test_other.py": "open('CT_small.dcm')\n"}
+    )
+    files = ["tests/test_other.py", "tests/test_px.py"]
+    # without a manifest (older versions ship every test file), or for another repository: offline
+    assert network.internet_need(history.path, old, "", files, "pydicom/pydicom") is None
+    assert network.internet_need(history.path, new, "", files, "o/r") is None
+    assert network.internet_need(history.path, new, "", files, "pydicom/pydicom") == (
+        "the tests in tests/test_px.py read test files pydicom downloads from GitHub (SC_rgb.dcm)"
+    )

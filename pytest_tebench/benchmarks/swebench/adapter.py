@@ -62,8 +62,8 @@ def _stderr(line: str) -> None:
 
 #: Part of every result key: bump when a change to how items are evaluated can change their
 #: results, so stored ones are not reused (2: instance layers, internet-needing tests set aside;
-#: 3: the tree on sys.path under an editable finder).
-EVALUATION_VERSION = 3
+#: 3: the tree on sys.path under an editable finder; 4: exact pins, download manifests).
+EVALUATION_VERSION = 4
 
 #: JUnit properties of the ``swebench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (
@@ -163,7 +163,7 @@ class SwebenchAdapter:
         located = time.perf_counter()
         if not self.network:
             files = official.test_directives(payload.repo, payload.test_patch)
-            need = network.internet_need(source, payload.base_commit, payload.test_patch, files)
+            need = network.internet_need(source, payload.base_commit, payload.test_patch, files, payload.repo)
             if need is not None:
                 raise environment.UnsupportedEnvironment(
                     f"{need}; this sandbox has no network (--tebench-swebench-network lets them use it)"
