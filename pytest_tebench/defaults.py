@@ -28,6 +28,7 @@ from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executors import EXECUTORS
 from pytest_tebench.run.executors import ExecutorOptions
 from pytest_tebench.run.executors import create_executor
+from pytest_tebench.settings import without_paths
 
 
 @pytest.hookimpl(trylast=True)
@@ -109,17 +110,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
 def _plain_options(options: TebenchOptions) -> dict[str, Any]:
     """The run's option values for the report, without paths: they are machine-specific, and two
     identical runs' reports must not differ."""
-
-    def has_path(value: Any) -> bool:
-        if isinstance(value, list | tuple):
-            return any(has_path(item) for item in value)
-        return isinstance(value, Path)
-
-    return {
-        key: value
-        for key, value in sorted(options.values.items())
-        if key != "predictions" and not has_path(value)
-    }
+    return without_paths(dict(sorted(options.values.items())), drop=("predictions",))
 
 
 @pytest.hookimpl(trylast=True)

@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,3 +208,16 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
         "without a line is an item of status missing_prediction, scored like an empty patch.",
     ),
 )  # fmt: skip
+
+
+def without_paths(values: Mapping[str, Any], drop: Iterable[str] = ()) -> dict[str, Any]:
+    """Option values with the ``drop`` keys and every value holding a path left out: paths belong
+    to one machine (a Dask worker cannot use them; two identical runs' reports must not differ)."""
+
+    def has_path(value: Any) -> bool:
+        if isinstance(value, list | tuple):
+            return any(has_path(item) for item in value)
+        return isinstance(value, Path)
+
+    dropped = set(drop)
+    return {key: value for key, value in values.items() if key not in dropped and not has_path(value)}

@@ -49,6 +49,7 @@ from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executors import ExecutorOptions
 from pytest_tebench.run.executors import create_executor
 from pytest_tebench.settings import default_cache_dir
+from pytest_tebench.settings import without_paths
 from pytest_tebench.workspace.repos import RepositoryStore
 
 CACHE_ENV = "TEBENCH_WORKER_CACHE_DIR"
@@ -74,17 +75,7 @@ class ItemTask:
 
 def portable_values(values: Mapping[str, Any]) -> dict[str, Any]:
     """Option values a worker may use: paths of the machine that runs pytest mean nothing there."""
-
-    def has_path(value: Any) -> bool:
-        if isinstance(value, list | tuple):
-            return any(has_path(item) for item in value)
-        return isinstance(value, Path)
-
-    return {
-        key: value
-        for key, value in values.items()
-        if key not in ("predictions", "dataset") and not has_path(value)
-    }
+    return without_paths(values, drop=("predictions", "dataset"))
 
 
 def worker_cache_dir() -> Path:

@@ -141,6 +141,12 @@ def base_recipe(suite: str) -> docker_image.Recipe:
     )
 
 
+def _script_head(*more_env: str) -> list[str]:
+    """The first lines of every build script: strict bash, pip quiet, non-interactive, our CAs."""
+    env = " ".join([f"PIP_CERT={CA_BUNDLE} PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1", *more_env])
+    return ["#!/bin/bash", "set -euxo pipefail", f"export {env}"]
+
+
 @dataclass(frozen=True)
 class EnvironmentPlan:
     """Everything that shapes one environment image; its hash is the image tag."""
@@ -166,9 +172,7 @@ class EnvironmentPlan:
 
     def script(self) -> str:
         lines = [
-            "#!/bin/bash",
-            "set -euxo pipefail",
-            f"export PIP_CERT={CA_BUNDLE} PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1",
+            *_script_head(),
             f"python3 -m venv {VENV}",
             f". {VENV}/bin/activate",
             *self.setup,
@@ -369,14 +373,25 @@ def ensure_environment(
     if docker_image.image_present(client, tag):
         return tag
     base = docker_image.ensure_image(client, base_recipe(plan.suite), progress=progress)
+
+    def write(context: Path) -> None:
+        _write_context(context, plan, source, base)
+
+    what = f"for {plan.repo} {plan.version} (Python {plan.python})"
+    return _build_once(client, tag, write, what, lock_dir=lock_dir, progress=progress)
+
+
+def _build_once(
+    client: Any, tag: str, write: Callable[[Path], None], what: str, *, lock_dir: Path, progress: Progress
+) -> str:
+    """Build ``tag`` from the context ``write`` fills, unless it exists: under a lock, so parallel
+    processes needing the same image build it once."""
     with file_lock(lock_dir / (lock_name(tag) + ".lock")):
-        if docker_image.image_present(client, tag):
-            return tag
-        progress(f"[swebench env] building {tag} for {plan.repo} {plan.version} (Python {plan.python})")
-        with tempfile.TemporaryDirectory(prefix="swebench-env-") as scratch:
-            context = Path(scratch)
-            _write_context(context, plan, source, base)
-            _docker_build(client, context, tag, progress)
+        if not docker_image.image_present(client, tag):
+            progress(f"[swebench env] building {tag} {what}")
+            with tempfile.TemporaryDirectory(prefix="swebench-build-") as scratch:
+                write(Path(scratch))
+                _docker_build(client, Path(scratch), tag, progress)
     return tag
 
 
@@ -453,12 +468,7 @@ class InstanceLayerPlan:
     pretend_version: str = ""
 
     def script(self) -> str:
-        lines = [
-            "#!/bin/bash",
-            "set -euxo pipefail",
-            f"export PIP_CERT={CA_BUNDLE} PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_NO_CACHE_DIR=1",
-            f". {VENV}/bin/activate",
-        ]
+        lines = [*_script_head("PIP_NO_CACHE_DIR=1"), f". {VENV}/bin/activate"]
         if self.environment.pypi_date:
             lines.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(self.environment.pypi_date)}")
         return "\n".join(lines + self.environment.install_lines(self.pretend_version)) + "\n"
@@ -493,36 +503,31 @@ def ensure_instance_layer(
     tag = layer.tag()
     if docker_image.image_present(client, tag):
         return tag
-    with file_lock(lock_dir / (lock_name(tag) + ".lock")):
-        if docker_image.image_present(client, tag):
-            return tag
-        plan = layer.environment
-        progress(
-            f"[swebench env] building {tag}: {plan.repo} {plan.version} installed at {layer.commit[:12]}"
-        )
-        with tempfile.TemporaryDirectory(prefix="swebench-inst-") as scratch:
-            context = Path(scratch)
-            _write_source(context, plan.repo, source, layer.commit)
-            (context / "layer.sh").write_text(layer.script())
-            (context / "Dockerfile").write_text(
-                "\n".join(
-                    [
-                        f"FROM {layer.base_image}",
-                        "USER root",
-                        "COPY tracked layer.sh /opt/swebench/",
-                        # the venv and /workspace are the sandbox user's already: the install runs as
-                        # that user, so the layer holds what it changed, not a second copy of the venv
-                        "RUN chown -R 1000:1000 /opt/swebench",
-                        f"COPY --chown=1000:1000 src {docker_image.CONTAINER_WORKSPACE}",
-                        "USER 1000:1000",
-                        "RUN bash /opt/swebench/layer.sh",
-                        f'LABEL pytest-tebench.swebench-commit="{layer.commit}"',
-                        "",
-                    ]
-                )
+
+    def write(context: Path) -> None:
+        _write_source(context, layer.environment.repo, source, layer.commit)
+        (context / "layer.sh").write_text(layer.script())
+        (context / "Dockerfile").write_text(
+            "\n".join(
+                [
+                    f"FROM {layer.base_image}",
+                    "USER root",
+                    "COPY tracked layer.sh /opt/swebench/",
+                    # the venv and /workspace are the sandbox user's already: the install runs as
+                    # that user, so the layer holds what it changed, not a second copy of the venv
+                    "RUN chown -R 1000:1000 /opt/swebench",
+                    f"COPY --chown=1000:1000 src {docker_image.CONTAINER_WORKSPACE}",
+                    "USER 1000:1000",
+                    "RUN bash /opt/swebench/layer.sh",
+                    f'LABEL pytest-tebench.swebench-commit="{layer.commit}"',
+                    "",
+                ]
             )
-            _docker_build(client, context, tag, progress)
-    return tag
+        )
+
+    plan = layer.environment
+    what = f"for {plan.repo} {plan.version}, installed at {layer.commit[:12]}"
+    return _build_once(client, tag, write, what, lock_dir=lock_dir, progress=progress)
 
 
 _SHOWN_BUILD_LINES = ("Step ", "+ ", "Successfully", "ERROR", "generated:")
