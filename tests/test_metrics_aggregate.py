@@ -154,6 +154,8 @@ def test_counts_and_error_lists() -> None:
         "empty": 1,
         "not_applied": 0,
         "missing_predictions": 0,
+        "refused": 0,
+        "tampered": 0,
         "errors": 1,
         "timeouts": 1,
         "invalid_instances": 1,

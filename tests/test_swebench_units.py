@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -184,8 +186,17 @@ def test_the_eval_script_runs_the_test_files_between_the_markers() -> None:
     script = evaluation.eval_script(plan, ["tests/test_x.py", "tests/odd name.py"])
     lines = script.splitlines()
     start = lines.index(f"echo '{official.START_TEST_OUTPUT}'")
-    assert lines[start + 1] == "pytest -rA tests/test_x.py 'tests/odd name.py'"
+    # a clean environment (env -i: what the spec exports and a few basics), no user site, the guard first
+    *_, command = shlex.split(lines[start + 1])
+    assert lines[start + 1].startswith('env -i "${keep[@]}" PYTHONNOUSERSITE=1 bash -c ')
+    assert command == "pytest -p tebench_guard -rA tests/test_x.py 'tests/odd name.py'"
+    assert "for name in PATH HOME LANG LC_ALL LANGUAGE TZ VIRTUAL_ENV PYTHONIOENCODING A; do" in lines
+    assert "python_path='{tool:tebench-guard}'" in lines
     assert lines.index("export A=1") < start
+    assert subprocess.run(["bash", "-n", "-c", script], check=False).returncode == 0
+    # django's runner takes no pytest plugin: a clean environment, no guard on its path
+    django = evaluation.eval_script(_plan({"python": "3.9", "install": "x", "test_cmd": "./tests/runtests.py"}), [])
+    assert "bash -c ./tests/runtests.py" in django and "tebench-guard" not in django
     assert official.test_directives(
         "psf/requests", "diff --git a/t.py b/t.py\ndiff --git a/d.json b/d.json\n"
     ) == ["t.py"]

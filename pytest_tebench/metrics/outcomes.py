@@ -14,8 +14,19 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
 
-#: Statuses whose record is a model's score (possibly zero): the prediction was judged.
-SCORED_STATUSES: tuple[str, ...] = ("evaluated", "empty", "not_applied", "missing_prediction")
+#: Statuses whose record is a model's score (possibly zero): the prediction was judged. ``refused``
+#: (it changes what configures or starts the test runner) and ``tampered`` (the runner was
+#: interfered with while it ran) are a model's results too: unresolved, never a harness error.
+SCORED_STATUSES: tuple[str, ...] = (
+    "evaluated",
+    "empty",
+    "not_applied",
+    "missing_prediction",
+    "refused",
+    "tampered",
+)
+#: Scored statuses whose prediction tried to grade itself (docs/threat-model.md).
+INTEGRITY_STATUSES: tuple[str, ...] = ("refused", "tampered")
 #: Statuses that are the harness's or the dataset's trouble: counted and listed, never scored.
 HARNESS_STATUSES: tuple[str, ...] = ("error", "timeout", "invalid_instance", "unsupported_environment")
 
@@ -31,7 +42,8 @@ def is_scored(record: Mapping[str, Any]) -> bool:
 
 def status_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """Counts per status; ``items`` = ``scored`` + ``errors`` + ``timeouts`` + ``invalid_instances``
-    + ``unsupported``. An unknown status joins the errors: it must never quietly become a score."""
+    + ``unsupported`` (``refused`` and ``tampered`` are among the scored). An unknown status joins
+    the errors: it must never quietly become a score."""
     statuses = [record.get("status") for record in records]
     known = set(SCORED_STATUSES) | set(HARNESS_STATUSES)
     return {
@@ -41,6 +53,8 @@ def status_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         "empty": statuses.count("empty"),
         "not_applied": statuses.count("not_applied"),
         "missing_predictions": statuses.count("missing_prediction"),
+        "refused": statuses.count("refused"),
+        "tampered": statuses.count("tampered"),
         "errors": sum(1 for s in statuses if s == "error" or s not in known),
         "timeouts": statuses.count("timeout"),
         "invalid_instances": statuses.count("invalid_instance"),

@@ -53,8 +53,8 @@ def render_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[s
 def format_counts_line(summary: Mapping[str, Any]) -> str:
     """One line of item counts, e.g. ``"12 items: 10 evaluated, 1 empty, 1 not applied, 0 errors"``.
 
-    Missing predictions, timeouts, invalid instances and unsupported environments are only
-    mentioned when there are some.
+    Missing predictions, refused and tampered predictions, timeouts, invalid instances and
+    unsupported environments are only mentioned when there are some.
     """
     counts = summary.get("counts", summary)
     parts = [
@@ -64,6 +64,9 @@ def format_counts_line(summary: Mapping[str, Any]) -> str:
     ]
     if counts.get("missing_predictions"):
         parts.append(f"{counts['missing_predictions']} without a prediction")
+    for key in ("refused", "tampered"):
+        if counts.get(key):
+            parts.append(f"{counts[key]} {key}")
     parts.append(plural(int(counts.get("errors", 0)), "error"))
     for key, word in (
         ("timeouts", "timeout"),

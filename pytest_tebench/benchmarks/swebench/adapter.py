@@ -10,6 +10,7 @@ the environments are images.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 import sys
@@ -37,6 +38,8 @@ from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.integrity import evidence
+from pytest_tebench.jsonfiles import write_atomic
 from pytest_tebench.report.json_report import write_report
 from pytest_tebench.report.properties import PREFIX
 from pytest_tebench.report.properties import Property
@@ -65,6 +68,7 @@ def _stderr(line: str) -> None:
 #: 3: the tree on sys.path under an editable finder; 4: exact pins, download manifests).
 EVALUATION_VERSION = 4
 
+NO_BASELINE = "none (the gold run left no guard record)"
 #: JUnit properties of the ``swebench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (
     "repo", "version", "python", "image", "resolved", "resolution",
@@ -75,7 +79,7 @@ JUNIT_FIELDS: tuple[str, ...] = (
 class SwebenchAdapter:
     name = "swebench"
     gate_metrics = {"resolved": "share of the model's judged items whose issue is resolved"}
-    record_fields = ("apply_method", "swebench", "timings")
+    record_fields = ("apply_method", "swebench", "refused_files", "guard", "timings")
     #: Environments are images: the adapter runs them in its own Docker sandbox, never on the host.
     uses_executor = False
 
@@ -243,56 +247,169 @@ class SwebenchAdapter:
         if prediction.is_empty:
             record["status"] = "empty"
             return record
+        run = self._run_patch(payload, prepared, prediction.patch, context, keep=context.keep_workspaces)
+        record["timings"].update(run.timings)
+        if run.workspace is not None:
+            record["workspace"] = str(run.workspace)
+        if run.apply_method is None:
+            record["status"] = "not_applied"
+            record["error"] = f"the patch does not apply (SWE-bench: Patch Apply Failed)\n{run.apply_log}"
+            return record
+        record["apply_method"] = run.apply_method
+        if run.refusals:
+            # decided before anything ran: a model's result (unresolved), never a harness error
+            record["status"] = "refused"
+            record["refused_files"] = [refusal.as_record() for refusal in run.refusals]
+            what = "; ".join(f"{r.path} ({r.rule}: {r.reason})" for r in run.refusals)
+            record["error"] = f"refused: the patch changes what configures or starts the test runner: {what}"
+            return record
+        block["test_command"] = run.test_command
+        if run.result is not None and run.result.timed_out:
+            record["status"] = "timeout"
+            record["error"] = (
+                f"the tests ran past {self.timeout:g} s (SWE-bench: Tests Timed Out); not scored"
+            )
+            return record
+        if official.START_TEST_OUTPUT not in run.log:
+            exit_code = run.result.exit_code if run.result is not None else None
+            output = run.result.output[-3000:] if run.result is not None else ""
+            record["status"] = "error"
+            record["error"] = f"the test container failed (exit {exit_code}):\n{output}"
+            return record
+        _register_demo()
+        grading = evaluation.graded_fields(payload, evidence.strip_records(run.log))
+        tests = grading.pop("tests_status")
+        status_map = grading.pop("status_map")
+        block.update(grading)
+        for key, short in (("FAIL_TO_PASS", "f2p"), ("PASS_TO_PASS", "p2p")):
+            block[f"{short}_success"] = tests.get(key, {}).get("success", [])
+            block[f"{short}_failure"] = tests.get(key, {}).get("failure", [])
+        guard = self._judge_guard(
+            instance,
+            prepared,
+            prediction,
+            run,
+            status_map=status_map,
+            resolved=bool(block["resolved"]),
+            context=context,
+        )
+        record["guard"] = guard
+        if guard.get("findings"):
+            record["status"] = "tampered"
+            block["resolved"] = False
+            record["error"] = "tampered: the test runner was interfered with: " + evidence.summary(
+                evidence.Finding(f["rule"], f["detail"]) for f in guard["findings"]
+            )
+        return record
+
+    def _run_patch(
+        self,
+        payload: SwebenchInstance,
+        prepared: SwebenchPrepared,
+        patch: str,
+        context: EvalContext,
+        *,
+        keep: bool = False,
+    ) -> _PatchRun:
+        """Apply ``patch`` to a fresh clone, refuse runner files, apply test_patch and run the tests
+        under the guard (the model's prediction, or gold's for a baseline)."""
         started = time.perf_counter()
         workspace = Workspace.create(prepared.source, payload.base_commit, "", parent=context.work_dir)
+        run = _PatchRun()
         try:
-            applied = evaluation.apply_model_patch(workspace.path, prediction.patch)
-            record["timings"]["apply"] = evaluation.timed(started)
+            applied = evaluation.apply_model_patch(workspace.path, patch)
+            run.timings["apply"] = evaluation.timed(started)
+            run.apply_method, run.apply_log = applied.method, applied.log
             if applied.method is None:
-                record["status"] = "not_applied"
-                record["error"] = f"the patch does not apply (SWE-bench: Patch Apply Failed)\n{applied.log}"
-                return record
-            record["apply_method"] = applied.method
+                return run
+            run.refusals = evaluation.refused_changes(workspace.path, payload, prepared.plan.test_cmd)
+            if run.refusals:
+                return run
             evaluation.apply_test_patch(workspace.path, payload)
             directives = official.test_directives(payload.repo, payload.test_patch)
-            script = evaluation.eval_script(prepared.plan, directives)
-            timeout = self.timeout
+            run.test_command = " ".join([prepared.plan.test_cmd, *directives])
+            run.guarded = evaluation.guarded_command(prepared.plan.test_cmd)[1]
+            run.nonce = evidence.new_nonce()
             started = time.perf_counter()
-            result, log = evaluation.run_tests(
+            run.result, run.log = evaluation.run_tests(
                 self.executor(context),
                 workspace.path,
                 prepared.image,
-                script,
-                timeout=timeout,
+                evaluation.eval_script(prepared.plan, directives),
+                timeout=self.timeout,
                 network=self.network,
                 scratch=context.cache_dir / "swebench-scratch",
+                nonce=run.nonce,
             )
-            record["timings"]["tests"] = evaluation.timed(started)
-            block["test_command"] = " ".join([prepared.plan.test_cmd, *directives])
-            if result.timed_out:
-                record["status"] = "timeout"
-                record["error"] = f"the tests ran past {timeout:g} s (SWE-bench: Tests Timed Out); not scored"
-                return record
-            if official.START_TEST_OUTPUT not in log:
-                record["status"] = "error"
-                record["error"] = (
-                    f"the test container failed (exit {result.exit_code}):\n{result.output[-3000:]}"
-                )
-                return record
-            _register_demo()
-            grading = evaluation.graded_fields(payload, log)
-            tests = grading.pop("tests_status")
-            block.update(grading)
-            for key, short in (("FAIL_TO_PASS", "f2p"), ("PASS_TO_PASS", "p2p")):
-                block[f"{short}_success"] = tests.get(key, {}).get("success", [])
-                block[f"{short}_failure"] = tests.get(key, {}).get("failure", [])
-            if context.keep_workspaces:
-                record["workspace"] = str(workspace.path)
-                (workspace.path / evaluation.LOG_NAME).write_text(log, encoding="utf-8")
+            run.timings["tests"] = evaluation.timed(started)
+            if keep:
+                run.workspace = workspace.path
+                (workspace.path / evaluation.LOG_NAME).write_text(run.log, encoding="utf-8")
         finally:
-            if not context.keep_workspaces:
+            if run.workspace is None:
                 workspace.remove()
-        return record
+        return run
+
+    def _judge_guard(
+        self,
+        instance: BenchmarkInstance,
+        prepared: SwebenchPrepared,
+        prediction: Prediction,
+        run: _PatchRun,
+        *,
+        status_map: Mapping[str, str],
+        resolved: bool,
+        context: EvalContext,
+    ) -> dict[str, Any]:
+        """The record's ``guard`` block: the in-process guard's evidence judged against the gold
+        run of the same instance in the same image (gold itself is that baseline)."""
+        if not run.guarded:
+            reason = "the test command is not pytest: runner files are refused, no in-process guard"
+            return {"active": False, "reason": reason}
+        payload: SwebenchInstance = instance.payload
+        tests = set(payload.fail_to_pass) | set(payload.pass_to_pass)
+        successes = {name: status for name, status in status_map.items() if name in tests}
+        found = evidence.records(run.log, run.nonce)
+        block: dict[str, Any] = {"active": True, "records": len(found)}
+        store = self._baseline_path(instance, prepared, context)
+        if prediction.extraction == "gold":
+            write_atomic(store, json.dumps({"baseline": evidence.baseline_of(found, successes)}).encode())
+            block["baseline"] = "self"
+            return block
+        baseline, block["baseline"] = self._baseline(payload, prepared, store, context)
+        findings = evidence.findings(found, successes=successes, resolved_by_log=resolved, baseline=baseline)
+        block["findings"] = [finding.as_record() for finding in findings]
+        return block
+
+    def _baseline_path(
+        self, instance: BenchmarkInstance, prepared: SwebenchPrepared, context: EvalContext
+    ) -> Path:
+        key = json.dumps(
+            [self.cache_key(instance), prepared.image, evidence.GUARD_VERSION, EVALUATION_VERSION],
+            sort_keys=True,
+        )
+        return context.cache_dir / "swebench-guard" / (hashlib.sha256(key.encode()).hexdigest() + ".json")
+
+    def _baseline(
+        self, payload: SwebenchInstance, prepared: SwebenchPrepared, store: Path, context: EvalContext
+    ) -> tuple[dict[str, Any] | None, str]:
+        """Gold's guard record for this instance and image: stored, or made now by running gold."""
+        try:
+            stored = json.loads(store.read_text(encoding="utf-8"))
+            baseline = stored.get("baseline")
+        except (OSError, ValueError, AttributeError):
+            pass
+        else:
+            return baseline, "gold run" if baseline else NO_BASELINE
+        gold = self._run_patch(payload, prepared, payload.patch, context)
+        baseline = None
+        if gold.result is not None and not gold.result.timed_out and official.START_TEST_OUTPUT in gold.log:
+            grading = evaluation.graded_fields(payload, evidence.strip_records(gold.log))
+            tests = set(payload.fail_to_pass) | set(payload.pass_to_pass)
+            successes = {name: status for name, status in grading["status_map"].items() if name in tests}
+            baseline = evidence.baseline_of(evidence.records(gold.log, gold.nonce), successes)
+        write_atomic(store, json.dumps({"baseline": baseline}).encode())
+        return baseline, "gold run" if baseline else NO_BASELINE
 
     def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
         """Workspaces are per prediction and removed by ``evaluate``; images are kept (the cache)."""
@@ -324,7 +441,17 @@ class SwebenchAdapter:
 
     def junit_properties(self, record: Mapping[str, Any]) -> list[Property]:
         properties: list[Property] = [(f"{PREFIX}apply_method", scalar(record.get("apply_method")))]
-        return properties + block_properties("swebench", record.get("swebench"), JUNIT_FIELDS)
+        properties += block_properties("swebench", record.get("swebench"), JUNIT_FIELDS)
+        refused = [f"{r.get('path')} ({r.get('rule')})" for r in record.get("refused_files") or ()]
+        if refused:
+            properties.append((f"{PREFIX}refused_files", scalar(refused)))
+        guard = record.get("guard")
+        if isinstance(guard, Mapping):
+            properties += block_properties("guard", guard, ("active", "records", "baseline"))
+            findings = [f"{f.get('rule')}: {f.get('detail')}" for f in guard.get("findings") or ()]
+            if findings:
+                properties.append((f"{PREFIX}guard.findings", " | ".join(findings)))
+        return properties
 
     def report_fields(self) -> dict[str, Any]:
         return {"swebench": {"network": self.network, "pypi_date": self.pypi_date or "today"}}
@@ -340,6 +467,22 @@ class SwebenchAdapter:
                 write_report(figures.run_report(records, model), target)
             except OSError as exc:
                 raise InputError(f"cannot write the SWE-bench run report: {exc}", source=str(target)) from exc
+
+
+@dataclass
+class _PatchRun:
+    """One patch run through the SWE-bench steps (see :meth:`SwebenchAdapter._run_patch`)."""
+
+    apply_method: str | None = None
+    apply_log: str = ""
+    refusals: list[Any] = dataclasses.field(default_factory=list)
+    test_command: str = ""
+    guarded: bool = False
+    nonce: str = ""
+    result: Any = None
+    log: str = ""
+    workspace: Path | None = None
+    timings: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 def _register_demo() -> None:

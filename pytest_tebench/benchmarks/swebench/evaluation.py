@@ -19,6 +19,7 @@ or yields a non-scored status; only a graded log or a patch that does not apply 
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import time
@@ -32,6 +33,8 @@ from pytest_tebench.benchmarks.swebench.environment import VENV
 from pytest_tebench.benchmarks.swebench.environment import EnvironmentPlan
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.integrity import evidence
+from pytest_tebench.integrity import paths
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
@@ -46,6 +49,14 @@ APPLY_METHODS: tuple[tuple[str, tuple[str, ...]], ...] = (
 #: The test log is written here inside the workspace (the container's only writable host path).
 LOG_NAME = ".tebench-swebench-test-output.txt"
 PATCH_NAME = ".tebench-swebench-model.diff"
+#: The guard plugin's folder, as a read-only tool mount of the test step.
+GUARD_TOOL = "tebench-guard"
+#: Variables the test command inherits (besides those the spec's eval commands export): nothing
+#: else of the container's environment (no PYTEST_ADDOPTS, PYTEST_PLUGINS, PYTHONPATH, PYTHONSTARTUP).
+KEPT_VARIABLES = ("PATH", "HOME", "LANG", "LC_ALL", "LANGUAGE", "TZ", "VIRTUAL_ENV", "PYTHONIOENCODING")
+_EXPORT = re.compile(r"\bexport\s+([A-Za-z_][A-Za-z0-9_]*)=")
+#: A test command that starts pytest (after ``VAR=value`` words): the guard plugin goes right after it.
+_PYTEST_COMMAND = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)(pytest|py\.test)(?=\s|$)")
 
 
 class TestPatchDoesNotApply(HarnessError):
@@ -85,6 +96,39 @@ def _reset(tree: Path) -> None:
     git(tree, "clean", "-fdqx", "-e", PATCH_NAME)
 
 
+def changed_files(tree: Path, base_commit: str) -> list[paths.Change]:
+    """What the model patch changed in ``tree`` (a clean checkout of ``base_commit`` before it),
+    ignored files included: a ``.pyc`` or ``.pth`` that ``.gitignore`` hides is still a change."""
+    listing = git(tree, "status", "--porcelain=v1", "-z", "-uall", "--ignored=matching").stdout
+    listed: list[str] = []
+    for entry in listing.decode("utf-8", errors="surrogateescape").split("\0"):
+        if len(entry) < 4 or entry[3:] == PATCH_NAME:
+            continue
+        if entry[3:].endswith("/"):
+            # git lists an ignored folder, not its files
+            folder = tree / entry[3:]
+            listed += sorted(str(f.relative_to(tree)) for f in folder.rglob("*") if not f.is_dir())
+        else:
+            listed.append(entry[3:])
+    changes: list[paths.Change] = []
+    for path in listed:
+        shown = git(tree, "show", f"{base_commit}:{path}", check=False)
+        old = shown.stdout.decode("utf-8", errors="replace") if shown.returncode == 0 else None
+        target = tree / path
+        mode = "120000" if target.is_symlink() else "160000" if (target / ".git").exists() else ""
+        new = None
+        if target.is_file() and not target.is_symlink():
+            new = target.read_bytes().decode("utf-8", errors="replace")
+        changes.append(paths.Change(path, old, new, mode))
+    return changes
+
+
+def refused_changes(tree: Path, instance: SwebenchInstance, test_cmd: str) -> list[paths.Refusal]:
+    """The runner files the applied model patch changes (decided before anything runs)."""
+    policy = paths.policy_for(test_cmd, instance.repo)
+    return paths.refusals(changed_files(tree, instance.base_commit), policy)
+
+
 def apply_test_patch(tree: Path, instance: SwebenchInstance) -> list[str]:
     """Reset the files ``test_patch`` modifies to ``base_commit``, then apply it; return them."""
     files = official.modified_files(instance.test_patch)
@@ -99,24 +143,46 @@ def apply_test_patch(tree: Path, instance: SwebenchInstance) -> list[str]:
     return files
 
 
-def eval_script(plan: EnvironmentPlan, directives: list[str]) -> str:
-    """The container's script: SWE-bench's eval steps minus conda, plus the generated files."""
-    test_command = " ".join([plan.test_cmd, *(shlex.quote(d) for d in directives)])
+def guarded_command(test_cmd: str) -> tuple[str, bool]:
+    """The test command with the guard plugin loaded first, and whether it could be: only a
+    command that starts pytest takes it (django's runtests.py, sympy's bin/test and tox do not)."""
+    command, count = _PYTEST_COMMAND.subn(rf"\1\2 -p {evidence.PLUGIN}", test_cmd, count=1)
+    return command, bool(count)
+
+
+def eval_script(plan: EnvironmentPlan, directives: list[str], *, guard: bool = True) -> str:
+    """The container's script: SWE-bench's eval steps minus conda, plus the generated files; the
+    test command runs in a clean environment (``env -i`` with :data:`KEPT_VARIABLES`, what the eval
+    commands export, no user site) and, where it is pytest, with the guard plugin loaded first."""
+    command, guarded = guarded_command(plan.test_cmd) if guard else (plan.test_cmd, False)
+    test_command = " ".join([command, *(shlex.quote(d) for d in directives)])
+    exported = [name for command in plan.eval_commands for name in _EXPORT.findall(command)]
+    kept = list(dict.fromkeys([*KEPT_VARIABLES, *exported]))
+    python_path = f"{{tool:{GUARD_TOOL}}}" if guarded else ""
     lines = [
         "set -uo pipefail",
         "cd /workspace",
         # files the environment's install generated in the source tree (egg-info, _version.py)
         f"tar -xf {GENERATED_TAR} --skip-old-files -C /workspace 2>/dev/null || true",
+        f"python_path={shlex.quote(python_path)}",
         # today's setuptools installs a flat layout in editable mode through an import finder, which
         # leaves the tree off sys.path; SWE-bench's 2023 pip fell back to `setup.py develop` there
         # (a path entry), and tests that find modules from paths (pylint's, through astroid) need it
         f'if compgen -G "{VENV}/lib/python3*/site-packages/__editable___*_finder.py" >/dev/null; then',
-        '    export PYTHONPATH="/workspace${PYTHONPATH:+:$PYTHONPATH}"',
+        '    python_path="${python_path:+$python_path:}/workspace"',
         "fi",
         *plan.eval_commands,
+        "keep=()",
+        f"for name in {' '.join(kept)}; do",
+        '    if [ -n "${!name+set}" ]; then keep+=("$name=${!name}"); fi',
+        "done",
+        'if [ -n "$python_path" ]; then keep+=("PYTHONPATH=$python_path"); fi',
+        'if [ -n "${TEBENCH_GUARD_NONCE:-}" ]; then',
+        '    keep+=("TEBENCH_GUARD_NONCE=$TEBENCH_GUARD_NONCE" "TEBENCH_GUARD_TREE=/workspace")',
+        "fi",
         f"exec > {LOG_NAME} 2>&1",
         f"echo '{official.START_TEST_OUTPUT}'",
-        test_command,
+        f'env -i "${{keep[@]}}" PYTHONNOUSERSITE=1 bash -c {shlex.quote(test_command)}',
         "code=$?",
         f"echo '{official.END_TEST_OUTPUT}'",
         'echo ">>>>> Test Exit Code: $code"',
@@ -134,10 +200,18 @@ def run_tests(
     timeout: float,
     scratch: Path,
     network: bool = False,
+    nonce: str = "",
 ) -> tuple[StepResult, str]:
-    """Run ``script`` in ``image`` on ``tree``; return the step result and the test log."""
+    """Run ``script`` in ``image`` on ``tree``; return the step result and the test log. The guard
+    plugin's folder is mounted read-only; ``nonce`` tags its record."""
     step = BuildStep(
-        name="swebench-test", argv=("bash", "-c", script), timeout=timeout, image=image, network=network
+        name="swebench-test",
+        argv=("bash", "-c", script),
+        timeout=timeout,
+        image=image,
+        network=network,
+        env=(("TEBENCH_GUARD_NONCE", nonce),) if nonce else (),
+        tools=((GUARD_TOOL, str(evidence.PLUGIN_DIR)),),
     )
     scratch.mkdir(parents=True, exist_ok=True)
     result = executor.run(tree, step, maven_repo=scratch)
@@ -163,6 +237,7 @@ def graded_fields(instance: SwebenchInstance, log: str) -> dict[str, Any]:
         "resolution": grade.resolution,
         "test_output_found": grade.log_found,
         "tests_status": grade.tests_status,
+        "status_map": grade.status_map,
         "log_parser": official.parser_name(instance.repo, instance.log_parser),
     }
 

@@ -212,11 +212,14 @@ function select(index) {
       ["apply method", r.apply_method], ["build status", update ? update.status : null],
       ["executor", update ? [update.executor, update.java_version && `JDK ${update.java_version}`].filter(Boolean).join(", ") : null],
       ["files outside the test tree", (r.touched_non_test_files || []).join(", ")],
+      ["runner files refused", (r.refused_files || []).filter((f) => f.kind === "runner").map((f) => `${f.path} (${f.rule})`).join(", ")],
       ["workspace", r.workspace],
     ]),
   ];
   const errors = [r.error, update && update.error].filter(Boolean);
   if (errors.length) parts.push(el("h4", {}, "error"), ...errors.map((e) => el("pre", { class: "error" }, e)));
+  const tamper = r.guard && Array.isArray(r.guard.findings) ? r.guard.findings : [];
+  if (tamper.length) parts.push(el("h4", {}, "tampering evidence"), el("ul", {}, tamper.map((f) => el("li", {}, `${f.rule}: ${f.detail}`))));
   if (r.warnings && r.warnings.length) parts.push(el("h4", {}, "warnings"), el("ul", {}, r.warnings.map((w) => el("li", {}, w))));
   const scores = Object.entries(item.scores);
   if (scores.length) parts.push(el("h4", {}, "scores"), kv(scores.map(([k, v]) => [k, pct(v)])));
