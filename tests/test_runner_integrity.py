@@ -77,6 +77,7 @@ def _rule(
         ("pycalc/pluggy.py", None, "", "shadowing"),
         ("tebench_guard.py", None, "", "shadowing"),
         ("json.py", None, "", "shadowing"),
+        ("tomli/__init__.py", None, "", "shadowing"),
         (
             "setup.cfg",
             SETUP_CFG,

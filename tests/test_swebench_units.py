@@ -195,7 +195,9 @@ def test_the_eval_script_runs_the_test_files_between_the_markers() -> None:
     assert lines.index("export A=1") < start
     assert subprocess.run(["bash", "-n", "-c", script], check=False).returncode == 0
     # django's runner takes no pytest plugin: a clean environment, no guard on its path
-    django = evaluation.eval_script(_plan({"python": "3.9", "install": "x", "test_cmd": "./tests/runtests.py"}), [])
+    django = evaluation.eval_script(
+        _plan({"python": "3.9", "install": "x", "test_cmd": "./tests/runtests.py"}), []
+    )
     assert "bash -c ./tests/runtests.py" in django and "tebench-guard" not in django
     assert official.test_directives(
         "psf/requests", "diff --git a/t.py b/t.py\ndiff --git a/d.json b/d.json\n"

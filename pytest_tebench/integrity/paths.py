@@ -28,9 +28,10 @@ Rules (each :class:`Refusal` names its rule):
     settings module it names (``--settings=test_sqlite``), and the modules a repository's runner
     script takes its verdict from (:data:`RUNNER_MODULES`);
 ``shadowing``
-    a new module or package named like the runner's own (``pytest``, ``_pytest``, ``pluggy``, ...)
-    anywhere, or like a standard-library module at the tree's root (the root is on ``sys.path``
-    before the standard library when the test command runs with it on ``PYTHONPATH``);
+    a new module or package named like the runner's own (``pytest``, ``_pytest``, ``pluggy``, ``py``)
+    anywhere, or like a standard-library module or one pytest imports at start-up (``tomli``,
+    ``iniconfig``, ...) at the tree's root (the root is on ``sys.path`` before the standard library
+    when the test command runs with it on ``PYTHONPATH``);
 ``compiled``
     byte code (``.pyc``, ``__pycache__``) or extension modules (``.so``, ``.pyd``): they are imported
     instead of the source the diff shows (an unchecked-hash ``.pyc`` is never compared with it);
@@ -62,10 +63,19 @@ PYTEST_SECTIONS: Mapping[str, tuple[str, ...]] = {
 #: Sections that say what ``tox`` runs (prefixes).
 TOX_SECTIONS = ("tox", "tox:", "testenv")
 STARTUP_MODULES = frozenset({"sitecustomize", "usercustomize"})
-#: Top-level packages of the runner itself: a module of this name anywhere could replace it.
-RUNNER_PACKAGES = frozenset(
-    {"pytest", "_pytest", "pluggy", "py", "_py", "iniconfig", "xdist", "unittest", "tebench_guard"}
-)
+#: Top-level packages of the runner itself (and the harness's guard): a module of this name
+#: anywhere could replace it.
+RUNNER_PACKAGES = frozenset({"pytest", "_pytest", "pluggy", "py", "tebench_guard"})
+#: What pytest (4.6 to 8) imports at start-up, before the guard loads. At the root of the tree a
+#: module of this name, like one of the standard library's, would run first: the root is on
+#: ``sys.path`` before site-packages when the test command runs with it on ``PYTHONPATH``.
+RUNNER_DEPENDENCIES = frozenset(
+    {
+        "iniconfig", "packaging", "exceptiongroup", "tomli", "colorama", "attr", "attrs", "more_itertools",
+        "atomicwrites", "wcwidth", "six", "importlib_metadata", "zipp", "typing_extensions", "_py",
+        "xdist", "execnet", "setuptools", "pkg_resources", "_distutils_hack",
+    }
+)  # fmt: skip
 COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
 #: Modules that make a repository's verdict besides the scripts its test command names: the
 #: runner ``bin/test`` imports (sympy), the test runner ``tests/runtests.py`` uses (django).
@@ -176,7 +186,8 @@ def check(change: Change, policy: RunnerPolicy) -> Refusal | None:
         module = _module_name(parts)
         # at the root: a module file or a package's __init__ (a root folder of other files is no package)
         at_root = len(parts) == 1 or (len(parts) == 2 and name == "__init__.py")
-        if module in RUNNER_PACKAGES or (at_root and module in sys.stdlib_module_names):
+        shadowed = sys.stdlib_module_names | RUNNER_DEPENDENCIES
+        if module in RUNNER_PACKAGES or (at_root and module in shadowed):
             return refuse("shadowing", f"a new module {module!r} would shadow the runner's or Python's own")
     return None
 

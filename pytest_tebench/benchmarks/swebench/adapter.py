@@ -261,7 +261,7 @@ class SwebenchAdapter:
             record["status"] = "refused"
             record["refused_files"] = [refusal.as_record() for refusal in run.refusals]
             what = "; ".join(f"{r.path} ({r.rule}: {r.reason})" for r in run.refusals)
-            record["error"] = f"refused: the patch changes what configures or starts the test runner: {what}"
+            record["error"] = f"the patch changes what configures or starts the test runner: {what}"
             return record
         block["test_command"] = run.test_command
         if run.result is not None and run.result.timed_out:
@@ -297,7 +297,7 @@ class SwebenchAdapter:
         if guard.get("findings"):
             record["status"] = "tampered"
             block["resolved"] = False
-            record["error"] = "tampered: the test runner was interfered with: " + evidence.summary(
+            record["error"] = "the test runner was interfered with: " + evidence.summary(
                 evidence.Finding(f["rule"], f["detail"]) for f in guard["findings"]
             )
         return record
