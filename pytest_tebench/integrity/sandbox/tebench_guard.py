@@ -30,6 +30,7 @@ import os
 import sys
 import types
 import unittest
+from collections.abc import Mapping
 
 import pytest
 
@@ -133,26 +134,18 @@ def _origin(obj: object) -> tuple[str, str]:
     return "", type(obj).__name__
 
 
-def _members(module: types.ModuleType) -> dict[str, object]:
-    """The module's callables and classes, and the members of classes it defines."""
-    found: dict[str, object] = {}
-    for name, value in list(vars(module).items()):
-        if isinstance(value, (type, *_FUNCTIONS)):
-            found[name] = value
-        if isinstance(value, type) and value.__module__ == module.__name__:
-            for attr, member in list(vars(value).items()):
-                if isinstance(member, (*_FUNCTIONS, classmethod, staticmethod, property)):
-                    found[name + "." + attr] = member
-            found[name + ".__dict__"] = tuple(sorted(vars(value)))
-    return found
-
-
 class _Snapshot:
-    """What the watched names are bound to, held (so no id is reused) and compared by identity."""
+    """What the watched names are bound to, held (so no id is reused) and compared by identity.
+
+    The comparison is a few thousand ``dict.get(...) is`` tests: cheap enough to run after every
+    test (the dictionaries are the modules' own and live views of the classes')."""
 
     def __init__(self) -> None:
         self.objects: dict[str, object] = {}
-        self.codes: dict[str, object] = {}
+        self._modules: list[tuple[str, object]] = []
+        self._bindings: list[tuple[str, Mapping[str, object], str, object]] = []
+        self._codes: list[tuple[str, object, object]] = []
+        self._sizes: list[tuple[str, Mapping[str, object], int]] = []
         for module_name in WATCHED_MODULES:
             module = sys.modules.get(module_name)
             if module is None:
@@ -163,24 +156,40 @@ class _Snapshot:
                 module = sys.modules.get(module_name)
             if module is None:
                 continue
-            self.objects[module_name] = module
-            for name, value in _members(module).items():
-                self._keep(module_name + ":" + name, value)
+            self._modules.append((module_name, module))
+            self._watch(module_name, module)
         for name, value in list(vars(builtins).items()):
             if isinstance(value, (type, types.BuiltinFunctionType)):
-                self._keep("builtins:" + name, value)
+                self._bind("builtins:" + name, vars(builtins), name, value)
 
-    def _keep(self, key: str, value: object) -> None:
+    def _watch(self, module_name: str, module: types.ModuleType) -> None:
+        """The module's callables and classes, and the members of the classes it defines."""
+        namespace = vars(module)
+        for name, value in list(namespace.items()):
+            if isinstance(value, (type, *_FUNCTIONS)):
+                self._bind(module_name + ":" + name, namespace, name, value)
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                members = vars(value)
+                for attr, member in list(members.items()):
+                    if isinstance(member, (*_FUNCTIONS, classmethod, staticmethod, property)):
+                        self._bind(module_name + ":" + name + "." + attr, members, attr, member)
+                key = module_name + ":" + name + ".__dict__"
+                self.objects[key] = tuple(sorted(members))
+                self._sizes.append((key, members, len(members)))
+
+    def _bind(self, key: str, container: Mapping[str, object], name: str, value: object) -> None:
         self.objects[key] = value
-        self.codes[key] = getattr(_unwrap(value), "__code__", None)
+        self._bindings.append((key, container, name, value))
+        target = _unwrap(value)
+        code = getattr(target, "__code__", None)
+        if code is not None:
+            self._codes.append((key, target, code))
 
     def static(self) -> dict[str, str]:
         """Per module, a digest of its members defined outside the tree (comparable across runs)."""
         digests: dict[str, hashlib._Hash] = {}
         for key in sorted(self.objects):
-            module_name, _, name = key.partition(":")
-            if not name:
-                continue
+            module_name = key.partition(":")[0]
             value = self.objects[key]
             filename, digest = _origin(value) if not isinstance(value, tuple) else ("", repr(value))
             if filename and _in_tree(filename):
@@ -193,37 +202,23 @@ class _Snapshot:
     def changes(self) -> list[tuple[str, str]]:
         """``(key, where the new object comes from)`` for every watched name bound to another object now."""
         changed: list[tuple[str, str]] = []
-        for key, old in self.objects.items():
-            module_name, _, name = key.partition(":")
-            if not name:
-                if sys.modules.get(module_name) is not old:
-                    changed.append((key, "sys.modules entry replaced"))
-                continue
-            current = _lookup(builtins if module_name == "builtins" else self.objects.get(module_name), name)
-            if isinstance(old, tuple):
-                if current != old:
-                    changed.append((key, "class attributes added or removed"))
-                continue
+        for module_name, module in self._modules:
+            if sys.modules.get(module_name) is not module:
+                changed.append((module_name, "sys.modules entry replaced"))
+        for key, container, name, old in self._bindings:
+            current = container.get(name, _MISSING)
             if current is not old:
                 changed.append((key, _where(current)))
-            elif (
-                self.codes[key] is not None and getattr(_unwrap(old), "__code__", None) is not self.codes[key]
-            ):
-                changed.append((key, "code replaced: " + _where(old)))
+        for key, target, code in self._codes:
+            if getattr(target, "__code__", None) is not code:
+                changed.append((key, "code replaced: " + _where(target)))
+        for key, members, size in self._sizes:
+            if len(members) != size:
+                changed.append((key, "class attributes added or removed"))
         return changed
 
 
 _MISSING = object()
-
-
-def _lookup(module: object, name: str) -> object:
-    owner_name, _, attr = name.partition(".")
-    owner = vars(module).get(owner_name, _MISSING) if module is not None else _MISSING
-    if not attr or owner is _MISSING:
-        return owner
-    if attr == "__dict__":
-        return tuple(sorted(vars(owner))) if isinstance(owner, type) else _MISSING
-    return vars(owner).get(attr, _MISSING) if isinstance(owner, type) else _MISSING
 
 
 def _where(obj: object) -> str:
@@ -257,6 +252,9 @@ class _Guard:
         for key, where in self.start.changes():
             if key not in self.changes:
                 self.changes[key] = {"when": when, "by": where}
+        self.check_hooks(when)
+
+    def check_hooks(self, when: str) -> None:
         pluginmanager = getattr(self.config, "pluginmanager", None)
         if pluginmanager is None:
             return
@@ -421,7 +419,8 @@ def pytest_runtest_protocol(item: object, nextitem: object):  # type: ignore[no-
 def pytest_runtest_makereport(item: object, call: object):  # type: ignore[no-untyped-def]
     # read before any other implementation sees (and could change) the call's outcome
     _GUARD.phase(item, call)
-    _GUARD.check(str(getattr(item, "nodeid", "")))
+    # a hook registered for one test is seen here (the full comparison runs after each test)
+    _GUARD.check_hooks(str(getattr(item, "nodeid", "")))
     yield
 
 
