@@ -27,6 +27,7 @@ log counts as successes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 from collections.abc import Iterable
@@ -41,6 +42,8 @@ PLUGIN = "tebench_guard"
 PLUGIN_DIR = Path(__file__).resolve().parent / "sandbox"
 #: Bump when the record or the rules change (part of stored baselines' keys).
 GUARD_VERSION = 1
+#: The plugin's own content: a stored baseline made by another plugin is not compared with.
+GUARD_DIGEST = hashlib.sha256((PLUGIN_DIR / f"{PLUGIN}.py").read_bytes()).hexdigest()[:16]
 #: Log statuses that SWE-bench counts as a test's success, and what the guard must have seen.
 SUCCESS_OUTCOMES: Mapping[str, str] = {"PASSED": "passed", "XFAIL": "xfailed"}
 

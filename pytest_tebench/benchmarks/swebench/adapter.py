@@ -122,6 +122,8 @@ class SwebenchAdapter:
             {
                 "row": dataclasses.asdict(payload),
                 "evaluation": EVALUATION_VERSION,
+                # a stored result is the guard's judgement too: another guard judges afresh
+                "guard": evidence.GUARD_DIGEST,
                 "network": self.network,
                 "pypi_date": self.pypi_date,
                 "timeout": self.timeout,
@@ -385,7 +387,13 @@ class SwebenchAdapter:
         self, instance: BenchmarkInstance, prepared: SwebenchPrepared, context: EvalContext
     ) -> Path:
         key = json.dumps(
-            [self.cache_key(instance), prepared.image, evidence.GUARD_VERSION, EVALUATION_VERSION],
+            [
+                self.cache_key(instance),
+                prepared.image,
+                evidence.GUARD_VERSION,
+                evidence.GUARD_DIGEST,
+                EVALUATION_VERSION,
+            ],
             sort_keys=True,
         )
         return context.cache_dir / "swebench-guard" / (hashlib.sha256(key.encode()).hexdigest() + ".json")
