@@ -468,3 +468,59 @@ def test_the_guard_loads_on_the_oldest_python_the_environments_have() -> None:
     source = (evidence.PLUGIN_DIR / f"{evidence.PLUGIN}.py").read_text()
     ast.parse(source, feature_version=(3, 9))
     assert "import pytest_tebench" not in source and "from pytest_tebench" not in source
+
+
+def test_the_record_is_compared_with_the_gold_run_rule_by_rule() -> None:
+    hook = {
+        "hook": "pytest_runtest_makereport",
+        "module": "_pytest.skipping",
+        "function": "f",
+        "in_tree": False,
+    }
+    gold: dict[str, Any] = {
+        "static": {"_pytest.runner": "aa", "pluggy": "bb"},
+        "changes": {
+            "_pytest.config:Config.__dict__": {"by": "class attributes added or removed", "when": "configure"}
+        },
+        "hooks": [dict(hook, digest="d1", wrapper=True)],
+        "items": {"t.py::test_a": "c1"},
+        "item_classes": ["_pytest.python.Function"],
+        "anomalies": [],
+        "trace": ["", ""],
+        "unconfirmed": [],
+    }
+    same = {**gold, "outcomes": {"t.py::test_a": "passed"}}
+    passed = {"t.py::test_a": "PASSED"}
+    assert evidence.findings([same], successes=passed, resolved_by_log=True, baseline=gold) == []
+    changed = {
+        **same,
+        "static": {"_pytest.runner": "zz", "pluggy": "bb", "_pytest.extra": "cc"},
+        "hooks": [dict(hook, digest="d2", wrapper=True)],
+        "items": {"t.py::test_a": "c2"},
+        "item_classes": ["_pytest.python.Function", "pkg.Passing"],
+        "trace": ["pkg (/workspace/pkg/x.py:1)", ""],
+        "changes": {
+            **gold["changes"],
+            "builtins:isinstance": {"by": "pkg (/workspace/pkg/x.py:3)", "when": "t.py::test_a"},
+        },
+    }
+    rules = [
+        f.rule for f in evidence.findings([changed], successes=passed, resolved_by_log=True, baseline=gold)
+    ]
+    assert rules == ["runner-code", "runner-code", "changed", "hook", "test-code", "item-class", "tracer"]
+    # without a baseline (gold left no record) only the absolute rules judge
+    assert evidence.findings([changed], successes=passed, resolved_by_log=True, baseline=None) == []
+    # a log name the gold run could not confirm either (a parser's naming quirk) is no finding
+    quirk = {**same, "outcomes": {}}
+    assert (
+        evidence.findings(
+            [quirk],
+            successes=passed,
+            resolved_by_log=True,
+            baseline={**gold, "unconfirmed": ["t.py::test_a"]},
+        )
+        == []
+    )
+    assert [
+        f.rule for f in evidence.findings([quirk], successes=passed, resolved_by_log=True, baseline=gold)
+    ] == ["unconfirmed"]

@@ -20,9 +20,9 @@ the only difference is the prediction), when the run has
 * ``item-class`` / ``anomaly`` / ``tracer``: item classes, replaced ``runtest`` methods,
   ``pytest.xfail`` raised by code under test, or a trace/profile function the baseline has not.
 
-Without a baseline the comparisons are against nothing: every rebinding, every hook implemented
-by the tree and every anomaly counts. Benchmark-neutral: the caller passes which tests the graded
-log counts as successes.
+Without a baseline (the gold run left no record) only the first three rules judge: pytest itself
+rebinds some of what is watched, so a comparison with nothing would condemn honest runs.
+Benchmark-neutral: the caller passes which tests the graded log counts as successes.
 """
 
 from __future__ import annotations
@@ -127,33 +127,31 @@ def findings(
     for name, line in unconfirmed(record, successes).items():
         if name not in accepted:
             result.append(Finding("unconfirmed", line))
-    if baseline is not None:
-        theirs = dict(base.get("static") or {})
-        for module, digest in sorted(dict(record.get("static") or {}).items()):
-            if module in theirs and theirs[module] != digest:
-                result.append(Finding("runner-code", f"{module} differs from the gold run's"))
-        mine_modules, their_modules = set(record.get("static") or {}), set(theirs)
-        for module in sorted(mine_modules ^ their_modules):
-            result.append(Finding("runner-code", f"{module} is loaded in one run only"))
+    if baseline is None:
+        # nothing to compare with (gold left no record): pytest itself rebinds some of what is
+        # watched (legacypath at configure), so only the absolute rules above can judge
+        return result
+    theirs = dict(base.get("static") or {})
+    for module, digest in sorted(dict(record.get("static") or {}).items()):
+        if module in theirs and theirs[module] != digest:
+            result.append(Finding("runner-code", f"{module} differs from the gold run's"))
+    for module in sorted(set(record.get("static") or {}) ^ set(theirs)):
+        result.append(Finding("runner-code", f"{module} is loaded in one run only"))
     base_changes = dict(base.get("changes") or {})
     for key, change in sorted(dict(record.get("changes") or {}).items()):
         if base_changes.get(key, {}).get("by") != change.get("by"):
             result.append(Finding("changed", f"{key} rebound ({change.get('when')}): {change.get('by')}"))
     base_hooks = {_hook_key(h) for h in base.get("hooks") or ()}
     for hook in record.get("hooks") or ():
-        if _hook_key(hook) in base_hooks:
-            continue
-        if baseline is None and not hook.get("in_tree"):
-            continue  # no baseline: only the tree's own implementations are suspect
-        where = f"{hook.get('module')}.{hook.get('function')} ({hook.get('file')})"
-        result.append(Finding("hook", f"{hook.get('hook')} implemented by {where}"))
-    if baseline is not None:
-        their_items = dict(base.get("items") or {})
-        for nodeid, digest in sorted(dict(record.get("items") or {}).items()):
-            if nodeid in their_items and their_items[nodeid] != digest:
-                result.append(Finding("test-code", f"{nodeid}: the test function run is not the test file's"))
-        for cls in sorted(set(record.get("item_classes") or ()) - set(base.get("item_classes") or ())):
-            result.append(Finding("item-class", f"tests run by {cls}"))
+        if _hook_key(hook) not in base_hooks:
+            where = f"{hook.get('module')}.{hook.get('function')} ({hook.get('file')})"
+            result.append(Finding("hook", f"{hook.get('hook')} implemented by {where}"))
+    their_items = dict(base.get("items") or {})
+    for nodeid, digest in sorted(dict(record.get("items") or {}).items()):
+        if nodeid in their_items and their_items[nodeid] != digest:
+            result.append(Finding("test-code", f"{nodeid}: the test function run is not the test file's"))
+    for cls in sorted(set(record.get("item_classes") or ()) - set(base.get("item_classes") or ())):
+        result.append(Finding("item-class", f"tests run by {cls}"))
     base_anomalies = {tuple(a) for a in base.get("anomalies") or ()}
     for anomaly in record.get("anomalies") or ():
         if tuple(anomaly) not in base_anomalies:
