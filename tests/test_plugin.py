@@ -163,6 +163,7 @@ def test_every_kind_of_bad_prediction_gets_its_status(
     summary = _report(out)["summary"]
     assert summary["m"]["counts"] == {
         "items": 3, "scored": 2, "evaluated": 1, "empty": 1, "not_applied": 0, "missing_predictions": 0,
+        "refused": 0, "tampered": 0,
         "errors": 1, "timeouts": 0, "invalid_instances": 0, "unsupported": 0,
     }  # fmt: skip
     # m: calc__one exact (tp 2), calc__two empty (fn 5) -> P 1, R 2/7, F1 (4/7)/(9/7) = 4/9
