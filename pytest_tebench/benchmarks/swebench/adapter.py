@@ -40,6 +40,7 @@ from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.integrity import evidence
 from pytest_tebench.jsonfiles import write_atomic
+from pytest_tebench.locking import file_lock
 from pytest_tebench.report.json_report import write_report
 from pytest_tebench.report.properties import PREFIX
 from pytest_tebench.report.properties import Property
@@ -401,22 +402,28 @@ class SwebenchAdapter:
     def _baseline(
         self, payload: SwebenchInstance, prepared: SwebenchPrepared, store: Path, context: EvalContext
     ) -> tuple[dict[str, Any] | None, str]:
-        """Gold's guard record for this instance and image: stored, or made now by running gold."""
-        try:
-            stored = json.loads(store.read_text(encoding="utf-8"))
-            baseline = stored.get("baseline")
-        except (OSError, ValueError, AttributeError):
-            pass
-        else:
-            return baseline, "gold run" if baseline else NO_BASELINE
-        gold = self._run_patch(payload, prepared, payload.patch, context)
-        baseline = None
-        if gold.result is not None and not gold.result.timed_out and official.START_TEST_OUTPUT in gold.log:
-            grading = evaluation.graded_fields(payload, evidence.strip_records(gold.log))
-            tests = set(payload.fail_to_pass) | set(payload.pass_to_pass)
-            successes = {name: status for name, status in grading["status_map"].items() if name in tests}
-            baseline = evidence.baseline_of(evidence.records(gold.log, gold.nonce), successes)
-        write_atomic(store, json.dumps({"baseline": baseline}).encode())
+        """Gold's guard record for this instance and image: stored, or made now by running gold
+        (under a lock: parallel workers judging models of one instance run gold once)."""
+        with file_lock(context.cache_dir / "locks" / (store.stem + ".guard.lock")):
+            try:
+                stored = json.loads(store.read_text(encoding="utf-8"))
+                baseline = stored.get("baseline")
+            except (OSError, ValueError, AttributeError):
+                pass
+            else:
+                return baseline, "gold run" if baseline else NO_BASELINE
+            gold = self._run_patch(payload, prepared, payload.patch, context)
+            baseline = None
+            if (
+                gold.result is not None
+                and not gold.result.timed_out
+                and official.START_TEST_OUTPUT in gold.log
+            ):
+                grading = evaluation.graded_fields(payload, evidence.strip_records(gold.log))
+                tests = set(payload.fail_to_pass) | set(payload.pass_to_pass)
+                successes = {name: status for name, status in grading["status_map"].items() if name in tests}
+                baseline = evidence.baseline_of(evidence.records(gold.log, gold.nonce), successes)
+            write_atomic(store, json.dumps({"baseline": baseline}).encode())
         return baseline, "gold run" if baseline else NO_BASELINE
 
     def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
