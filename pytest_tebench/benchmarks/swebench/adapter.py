@@ -66,8 +66,10 @@ def _stderr(line: str) -> None:
 
 #: Part of every result key: bump when a change to how items are evaluated can change their
 #: results, so stored ones are not reused (2: instance layers, internet-needing tests set aside;
-#: 3: the tree on sys.path under an editable finder; 4: exact pins, download manifests).
-EVALUATION_VERSION = 4
+#: 3: the tree on sys.path under an editable finder; 4: exact pins, download manifests; 5: runner
+#: files refused, a clean environment and the guard: a hostile prediction stored as resolved before
+#: must not come back as a pass).
+EVALUATION_VERSION = 5
 
 NO_BASELINE = "none (the gold run left no guard record)"
 #: JUnit properties of the ``swebench`` record block.
