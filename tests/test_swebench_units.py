@@ -407,12 +407,15 @@ def test_exact_pins_are_installed_whatever_their_date_and_the_rest_resolves_at_t
         "o/r", "1", spec, setup_commit=SHA, read_file=lambda path: None, requirement_paths=()
     ).setup
     # setuptools 70 came out after 2023-11-01: asked for by version, it is fetched whatever the date,
-    # without its dependencies; then everything resolves at the date, setuptools being satisfied
-    assert setup[-2:] == (
+    # without its dependencies, which then resolve at its own upload date (tests/test_swebench_pins.py);
+    # then everything resolves at the date, setuptools being satisfied
+    assert setup[-3:] == (
         "env -u PIP_UPLOADED_PRIOR_TO python -m pip install --no-deps setuptools==70.0.0",
+        'PIP_UPLOADED_PRIOR_TO="$(python /opt/swebench/pypi_dates.py "$PIP_UPLOADED_PRIOR_TO" setuptools==70.0.0)" '
+        "python -m pip install setuptools==70.0.0",
         "python -m pip install setuptools==70.0.0 pytest",
     )
-    assert setup.index("export PIP_UPLOADED_PRIOR_TO=2023-11-01T00:00:00Z") < len(setup) - 2
+    assert setup.index("export PIP_UPLOADED_PRIOR_TO=2023-11-01T00:00:00Z") < len(setup) - 3
     # no date (today's PyPI), or no exact pin: one install line, as before
     today = environment.plan_environment(
         "o/r", "1", spec, setup_commit=SHA, read_file=lambda path: None, requirement_paths=(), pypi_date=""

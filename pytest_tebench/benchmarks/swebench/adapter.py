@@ -62,8 +62,9 @@ def _stderr(line: str) -> None:
 
 #: Part of every result key: bump when a change to how items are evaluated can change their
 #: results, so stored ones are not reused (2: instance layers, internet-needing tests set aside;
-#: 3: the tree on sys.path under an editable finder; 4: exact pins, download manifests).
-EVALUATION_VERSION = 4
+#: 3: the tree on sys.path under an editable finder; 4: exact pins, download manifests;
+#: 5: exact pins' dependencies at their own date, pre_install edits made again in the tree).
+EVALUATION_VERSION = 5
 
 #: JUnit properties of the ``swebench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (

@@ -43,6 +43,7 @@ from typing import Any
 
 import docker.errors
 
+from pytest_tebench.benchmarks.swebench import pypi_dates
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.locking import file_lock
 from pytest_tebench.locking import lock_name
@@ -63,6 +64,9 @@ SUITE_FOR_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
 DEFAULT_PYPI_DATE = "2023-11-01T00:00:00Z"
 #: The certificate bundle pip uses in the image: the system one, which trusts the host's CAs.
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+#: Where the build finds :mod:`.pypi_dates` (the date an exact pin's dependencies resolve at).
+PYPI_DATES_SCRIPT = "/opt/swebench/pypi_dates.py"
+_PYPI_DATES_SOURCE = Path(pypi_dates.__file__).read_text(encoding="utf-8")
 
 Progress = Callable[[str], None]
 
@@ -210,8 +214,14 @@ class EnvironmentPlan:
             "script": self.script(),
             "generated": _GENERATED_PY,
         }
+        if self.uses_pypi_dates():
+            # only then: the tags of environments without exact pins stay what they were
+            payload["pypi_dates"] = _PYPI_DATES_SOURCE
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
         return f"{ENV_REPOSITORY}:{digest}"
+
+    def uses_pypi_dates(self) -> bool:
+        return any(PYPI_DATES_SCRIPT in line for line in self.setup)
 
 
 # Runs in the image after the install: tar every file under /workspace that git did not track.
@@ -269,14 +279,19 @@ def plan_environment(
         # conda package names; for these repositories they are PyPI names too (numpy, pandas, pytest)
         setup.append(f"python -m pip install {packages}")
     pins = [str(p) for p in spec.get("pip_packages") or []]
-    exact = [p for p in pins if _EXACT_PIN.fullmatch(p)]
+    exact = [p for p in pins if EXACT_PIN.fullmatch(p)]
     if exact and pypi_date:
         # an exact version is what the spec asks whatever its date (SWE-bench's later specs pin e.g.
-        # setuptools==70.0.0, newer than pypi_date); their dependencies still resolve at that date
+        # setuptools==70.0.0 or tox==4.16.0, newer than pypi_date) ...
         setup.append(
             "env -u PIP_UPLOADED_PRIOR_TO python -m pip install --no-deps "
             + " ".join(shlex.quote(p) for p in exact)
         )
+        # ... and its dependencies resolve as the index stood when it was uploaded, if that is later
+        # than pypi_date: tox 4.16.0 needs cachetools>=5.3.3, which did not exist at pypi_date
+        for pin in exact:
+            date = f'"$(python {PYPI_DATES_SCRIPT} "$PIP_UPLOADED_PRIOR_TO" {shlex.quote(pin)})"'
+            setup.append(f"PIP_UPLOADED_PRIOR_TO={date} python -m pip install {shlex.quote(pin)}")
     if pins:
         setup.append("python -m pip install " + " ".join(shlex.quote(p) for p in pins))
     install = str(spec["install"])
@@ -301,7 +316,7 @@ def plan_environment(
 
 
 #: A pip requirement naming one exact version (``name==1.2.3``, ``name[extra]==1.2``).
-_EXACT_PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+")
+EXACT_PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+")
 
 #: pre_install commands that install system packages (any other, e.g. a ``sed`` on setup.cfg, runs).
 _SYSTEM_INSTALL = re.compile(r"\b(apt-get|apt|dpkg|yum|conda)\b")
@@ -413,12 +428,13 @@ def _write_context(context: Path, plan: EnvironmentPlan, source: Path, base: str
     _write_source(context, plan.repo, source, plan.setup_commit)
     (context / "setup.sh").write_text(plan.script())
     (context / "generated.py").write_text(_GENERATED_PY)
+    (context / "pypi_dates.py").write_text(_PYPI_DATES_SOURCE)
     (context / "Dockerfile").write_text(
         "\n".join(
             [
                 f"FROM {base}",
                 "USER root",
-                "COPY tracked setup.sh generated.py /opt/swebench/",
+                "COPY tracked setup.sh generated.py pypi_dates.py /opt/swebench/",
                 f"COPY src {docker_image.CONTAINER_WORKSPACE}",
                 "RUN bash /opt/swebench/setup.sh",
                 f"ENV PATH={VENV}/bin:{docker_image.BASE_PATH} VIRTUAL_ENV={VENV}",
