@@ -44,6 +44,7 @@ from typing import Any
 import docker.errors
 
 from pytest_tebench.benchmarks.swebench import pypi_dates
+from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.locking import file_lock
 from pytest_tebench.locking import lock_name
@@ -381,7 +382,13 @@ def pretend_version(source: Path, commit: str) -> str:
 
 
 def ensure_environment(
-    client: Any, plan: EnvironmentPlan, source: Path, *, lock_dir: Path, progress: Progress
+    client: Any,
+    plan: EnvironmentPlan,
+    source: Path,
+    *,
+    lock_dir: Path,
+    progress: Progress,
+    failures: BuildFailures | None = None,
 ) -> str:
     """The environment image's tag, building the suite base and the environment when missing."""
     tag = plan.tag()
@@ -393,20 +400,37 @@ def ensure_environment(
         _write_context(context, plan, source, base)
 
     what = f"for {plan.repo} {plan.version} (Python {plan.python})"
-    return _build_once(client, tag, write, what, lock_dir=lock_dir, progress=progress)
+    return _build_once(client, tag, write, what, lock_dir=lock_dir, progress=progress, failures=failures)
 
 
 def _build_once(
-    client: Any, tag: str, write: Callable[[Path], None], what: str, *, lock_dir: Path, progress: Progress
+    client: Any,
+    tag: str,
+    write: Callable[[Path], None],
+    what: str,
+    *,
+    lock_dir: Path,
+    progress: Progress,
+    failures: BuildFailures | None = None,
 ) -> str:
     """Build ``tag`` from the context ``write`` fills, unless it exists: under a lock, so parallel
-    processes needing the same image build it once."""
+    processes needing the same image build it once; and, with ``failures``, not again once it
+    failed (in this run, any worker; or in an earlier one, unless the run retries)."""
     with file_lock(lock_dir / (lock_name(tag) + ".lock")):
         if not docker_image.image_present(client, tag):
+            if failures is not None:
+                failures.check(tag)
             progress(f"[swebench env] building {tag} {what}")
-            with tempfile.TemporaryDirectory(prefix="swebench-build-") as scratch:
-                write(Path(scratch))
-                _docker_build(client, Path(scratch), tag, progress)
+            try:
+                with tempfile.TemporaryDirectory(prefix="swebench-build-") as scratch:
+                    write(Path(scratch))
+                    _docker_build(client, Path(scratch), tag, progress)
+            except HarnessError as exc:
+                if failures is not None:
+                    failures.record(tag, what, str(exc))
+                raise
+            if failures is not None:
+                failures.clear(tag)
     return tag
 
 
@@ -513,7 +537,13 @@ def plan_instance_layer(
 
 
 def ensure_instance_layer(
-    client: Any, layer: InstanceLayerPlan, source: Path, *, lock_dir: Path, progress: Progress
+    client: Any,
+    layer: InstanceLayerPlan,
+    source: Path,
+    *,
+    lock_dir: Path,
+    progress: Progress,
+    failures: BuildFailures | None = None,
 ) -> str:
     """The instance layer's tag, building it when missing (the environment image must exist)."""
     tag = layer.tag()
@@ -543,7 +573,7 @@ def ensure_instance_layer(
 
     plan = layer.environment
     what = f"for {plan.repo} {plan.version}, installed at {layer.commit[:12]}"
-    return _build_once(client, tag, write, what, lock_dir=lock_dir, progress=progress)
+    return _build_once(client, tag, write, what, lock_dir=lock_dir, progress=progress, failures=failures)
 
 
 _SHOWN_BUILD_LINES = ("Step ", "+ ", "Successfully", "ERROR", "generated:")
