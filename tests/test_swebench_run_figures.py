@@ -48,7 +48,11 @@ def test_missing_and_empty_predictions_are_unresolved_whatever_the_environment(
     predictions = tmp_path / "preds.jsonl"
     lines = [
         {"instance_id": "pydicom__pydicom-1", "model_name_or_path": "m", "model_patch": ""},
-        {"instance_id": "pytest-dev__pytest-1", "model_name_or_path": "m", "model_patch": "diff --git a/x b/x\n"},
+        {
+            "instance_id": "pytest-dev__pytest-1",
+            "model_name_or_path": "m",
+            "model_patch": "diff --git a/x b/x\n",
+        },
     ]
     predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
     report, run, junit = tmp_path / "report.json", tmp_path / "run.json", tmp_path / "junit.xml"
@@ -138,7 +142,15 @@ def test_a_failed_build_is_tried_once_per_run_and_not_again_until_retried(tmp_pa
         build(build_failures.BuildFailures(root, "run-3", retry=True))
     assert sum(line.startswith("[swebench env] building") for line in builds) == 2
     # `tebench cache retry-builds` forgets it
-    cli = [sys.executable, "-m", "pytest_tebench.cli", "cache", "retry-builds", "--cache-dir", str(root.parent)]
+    cli = [
+        sys.executable,
+        "-m",
+        "pytest_tebench.cli",
+        "cache",
+        "retry-builds",
+        "--cache-dir",
+        str(root.parent),
+    ]
     done = subprocess.run(cli, capture_output=True, text=True, check=True)
     assert "forgot 1 failed image build(s)" in done.stdout
     with pytest.raises(HarnessError) as retried:

@@ -19,6 +19,7 @@ from typing import Any
 from pytest_tebench.metrics.outcomes import SCORED_STATUSES
 from pytest_tebench.metrics.outcomes import is_scored
 from pytest_tebench.metrics.outcomes import not_scored_by_status
+from pytest_tebench.metrics.outcomes import status_counts
 from pytest_tebench.report.properties import PREFIX
 from pytest_tebench.report.properties import Property
 from pytest_tebench.report.properties import scalar
@@ -73,6 +74,8 @@ def summarise(records: Sequence[Record]) -> dict[str, Any]:
             repos.setdefault(str(record.get("project")), []).append(record)
         summary[model] = {
             **_counts(model_records),
+            # the neutral counts per status (the HTML leaderboard shows them beside the figures)
+            "counts": status_counts(model_records),
             "by_repo": {repo: _counts(repos[repo]) for repo in sorted(repos)},
             "unsupported": {
                 str(r["instance_id"]): str(r.get("error") or "")
