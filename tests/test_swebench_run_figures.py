@@ -11,8 +11,13 @@ from typing import Any
 
 import pytest
 
+# imported before the in-process pytester run below, which forgets what it imported (numpy cannot
+# be imported twice in one process)
+from swebench.harness.reporting import make_run_report
+
 from pytest_tebench.benchmarks.swebench import build_failures
 from pytest_tebench.benchmarks.swebench import environment
+from pytest_tebench.benchmarks.swebench import summary
 from pytest_tebench.errors import HarnessError
 
 SHA = "22623bd8c265b78b161542663ee980738441c307"
@@ -157,3 +162,52 @@ def test_a_failed_build_is_tried_once_per_run_and_not_again_until_retried(tmp_pa
         build(build_failures.BuildFailures(root, "run-4"))
     assert not isinstance(retried.value, build_failures.EarlierBuildFailed)
     assert sum(line.startswith("[swebench env] building") for line in builds) == 3
+
+
+def test_the_headline_and_run_report_equal_swebench_make_run_report_for_the_same_predictions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one record per status this harness gives; SWE-bench writes a report.json only for graded ones
+    statuses = {
+        "a": ("evaluated", True),
+        "b": ("evaluated", False),
+        "c": ("empty", False),
+        "d": ("not_applied", False),
+        "e": ("timeout", False),
+        "f": ("error", False),
+        "g": ("unsupported_environment", False),
+        "h": ("missing_prediction", False),
+        "i": ("invalid_instance", False),
+    }
+    records = [
+        {
+            "instance_id": i,
+            "model_name_or_path": "m",
+            "project": "o/r",
+            "status": s,
+            "swebench": {"resolved": ok},
+        }
+        for i, (s, ok) in statuses.items()
+    ]
+    monkeypatch.chdir(tmp_path)
+    predictions = {
+        i: {"instance_id": i, "model_name_or_path": "m", "model_patch": "" if s == "empty" else "diff"}
+        for i, (s, _) in statuses.items()
+        if s != "missing_prediction"
+    }
+    for i, (status, resolved) in statuses.items():
+        if status == "evaluated":
+            folder = tmp_path / "logs" / "run_evaluation" / "r1" / "m" / i
+            folder.mkdir(parents=True)
+            (folder / "report.json").write_text(json.dumps({i: {"resolved": resolved}}))
+    official = json.loads(
+        Path(make_run_report(predictions, [{"instance_id": i} for i in statuses], "r1")).read_text()
+    )
+    ours = summary.run_report(records, "m")
+    # every field but the Docker bookkeeping of theirs (containers, images left) and our own extra
+    docker_fields = {"unremoved_images", "unstopped_containers", "unstopped_instances"}
+    assert {k: v for k, v in ours.items() if k != "unsupported_environment_ids"} == {
+        k: v for k, v in official.items() if k not in docker_fields
+    }
+    block = summary.summarise(records)["m"]
+    assert block["resolved_rate"] == official["resolved_instances"] / official["total_instances"] == 1 / 9
