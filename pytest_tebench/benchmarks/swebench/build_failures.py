@@ -73,6 +73,7 @@ class BuildFailures:
 
     def record(self, tag: str, what: str, error: str) -> None:
         when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        error = error.removeprefix(f"image {tag} failed to build: ")  # said again when it is read
         payload = {"tag": tag, "what": what, "error": error, "when": when, "run": self.run_id}
         write_json(self._marker(tag), {**payload, "harness_version": __version__})
 
