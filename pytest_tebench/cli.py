@@ -147,10 +147,15 @@ def _collect(args: argparse.Namespace) -> int:
 
 
 def _cache(args: argparse.Namespace) -> int:
+    from pytest_tebench.benchmarks.swebench import build_failures
     from pytest_tebench.results import ResultCache
 
-    cache = ResultCache((args.cache_dir or default_cache_dir()).resolve() / "results")
-    if args.action == "prune":
+    root = (args.cache_dir or default_cache_dir()).resolve()
+    cache = ResultCache(root / "results")
+    if args.action == "retry-builds":
+        removed = build_failures.forget_all(root)
+        print(f"forgot {removed} failed image build(s): the next run builds them again")
+    elif args.action == "prune":
         if args.older_than is None and args.max_size is None:
             raise InputError("say what to prune: --older-than DAYS and/or --max-size SIZE")
         removed = cache.prune(
@@ -163,6 +168,11 @@ def _cache(args: argparse.Namespace) -> int:
     if stats.oldest is not None and stats.newest is not None:
         when = f", last used {_ago(stats.oldest)} to {_ago(stats.newest)}"
     print(f"{cache.root}: {stats.entries} stored result(s), {stats.bytes / 1e6:.1f} MB{when}")
+    failed = build_failures.count(root)
+    if failed:
+        print(
+            f"{failed} image build(s) failed earlier and are not tried again (`tebench cache retry-builds`)"
+        )
     return 0
 
 
@@ -306,8 +316,10 @@ def make_parser() -> argparse.ArgumentParser:
     collect.add_argument("--out", required=True, metavar="FILE", help="predictions file (.jsonl)")
     collect.set_defaults(run=_collect)
 
-    cache = commands.add_parser("cache", help="show or trim the results stored by earlier runs")
-    cache.add_argument("action", choices=("info", "prune"))
+    cache = commands.add_parser(
+        "cache", help="show or trim the results stored by earlier runs; retry image builds that failed"
+    )
+    cache.add_argument("action", choices=("info", "prune", "retry-builds"))
     cache.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/pytest-tebench")
     cache.add_argument(
         "--older-than", type=float, default=None, metavar="DAYS", help="prune results unused for DAYS days"

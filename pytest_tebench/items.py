@@ -105,6 +105,14 @@ def _restamped(cached: dict[str, Any], instance: BenchmarkInstance, prediction: 
     return record
 
 
+def _as_missing(record: dict[str, Any], prediction: Prediction) -> dict[str, Any]:
+    """An empty result of a stand-in for a missing line is ``missing_prediction``."""
+    if prediction.missing and record.get("status") == "empty":
+        record["status"] = "missing_prediction"
+        record["error"] = "the model has no prediction for this instance (scored as empty)"
+    return record
+
+
 def _missing(instances: Sequence[BenchmarkInstance], predictions: Sequence[Prediction]) -> list[Prediction]:
     """A stand-in per (model, valid instance) the file has no evaluable line for.
 
@@ -194,6 +202,13 @@ class TebenchItem(pytest.Item):
         skip: str | None = None
         key: str | None = None
         try:
+            # a benchmark may score a prediction that needs no environment (SWE-bench: an empty or
+            # missing patch is unresolved whatever the environment does) without building anything
+            without_build = getattr(worker.adapter, "record_without_build", None)
+            settled = without_build(self.instance, self.prediction) if without_build is not None else None
+            if settled is not None:
+                self._keep_record(_as_missing(settled, self.prediction))
+                return
             key = worker.result_key(self.instance, self.prediction)
             cached = None if key is None or worker.options.rerun else worker.results.get(key)
             if cached is not None:
@@ -224,9 +239,7 @@ class TebenchItem(pytest.Item):
         if failure is not None:
             # outside the except block: the message is shown once, not chained to its cause
             pytest.fail(failure, pytrace=False)
-        if self.prediction.missing and record.get("status") == "empty":
-            record["status"] = "missing_prediction"
-            record["error"] = "the model has no prediction for this instance (scored as empty)"
+        record = _as_missing(record, self.prediction)
         if key is not None:
             # stored as soon as it exists: a run killed later resumes from here
             worker.results.put(key, record)

@@ -297,6 +297,7 @@ class TebenchController:
         # (pytest-cov's approach), and under xdist this wraps the loop that receives all reports.
         result = yield
         self.summary = self.adapter.summarise(self.sorted_records())
+        _add_suite_properties(self.config, self.adapter, self.summary)
         self.threshold_failures = check_thresholds(self.summary, self.thresholds, self.adapter.metric_value)
         if self.threshold_failures:
             session.testsfailed += 1
@@ -359,6 +360,20 @@ class TebenchController:
             self.records.values(),
             key=lambda r: (str(r["model_name_or_path"]), str(r["instance_id"]), str(r.get("origin", ""))),
         )
+
+
+def _add_suite_properties(config: pytest.Config, adapter: BenchmarkAdapter, summary: dict[str, Any]) -> None:
+    """The adapter's run-level figures as ``<testsuite>`` properties of the JUnit XML (``--junitxml``;
+    its writer, registered as a plugin, writes them at session finish, after this)."""
+    properties = getattr(adapter, "summary_properties", None)
+    if properties is None:
+        return
+    writers = [
+        p for p in config.pluginmanager.get_plugins() if callable(getattr(p, "add_global_property", None))
+    ]
+    for writer in writers:
+        for name, value in properties(summary):
+            writer.add_global_property(name, value)
 
 
 def _check_writable(flag: str, path: Path) -> None:

@@ -258,10 +258,18 @@ def test_the_metrics_of_the_recorded_demo_run_match_the_hand_computed_values() -
         },
     ]
     both = summarise([*records, *extra], "tests")
-    assert both["m2"]["pass_at_1"] == pytest.approx((1 / 2 + 0) / 2)
+    # MERA's figure is the mean over every doc: the errored instance scores 0 there; the judged
+    # share leaves it out
+    assert both["m2"]["pass_at_1"] == pytest.approx((1 / 2 + 0 + 0) / 3)
+    assert both["m2"]["pass_at_1_judged"] == pytest.approx((1 / 2 + 0) / 2)
+    assert both["m2"]["pass_at_1_instances"] == 3
+    # pass@5: only the missing prediction (0 at every k) is measured, and the error with it
+    assert (both["m2"]["pass_at_5"], both["m2"]["pass_at_5_instances"]) == (0.0, 2)
+    assert both["m2"]["pass_at_10_judged"] == 0.0
     assert both["m2"]["counts"]["errors"] == 1 and both["m2"]["missing_predictions"] == ["3"]
     pooled = overall(both)
-    assert pooled["pass_at_1"] == pytest.approx((3 / 5 + 2 / 3 + 0 + 1 + 1 / 2 + 0) / 6)
+    assert pooled["pass_at_1"] == pytest.approx((3 / 5 + 2 / 3 + 0 + 1 + 1 / 2 + 0 + 0) / 7)
+    assert pooled["pass_at_1_judged"] == pytest.approx((3 / 5 + 2 / 3 + 0 + 1 + 1 / 2 + 0) / 6)
     assert pooled["pass_oracle"] == 1.0
 
 

@@ -34,7 +34,7 @@ def test_the_swebench_demo_resolves_gold_and_grades_a_model(
         "pytest_tebench_pycalc_1_0",
     )
     gold.assert_outcomes(passed=4)
-    gold.stdout.fnmatch_lines(["*model: gold  resolved 4/4 (100.0%)*"])
+    gold.stdout.fnmatch_lines(["*model: gold  resolved 4/4 = 100.0% of all instances (SWE-bench's figure)*"])
 
     predictions = pytester.path / "demo-model.jsonl"
     predictions.write_bytes(demo.PREDICTIONS.read_bytes())
@@ -50,7 +50,10 @@ def test_the_swebench_demo_resolves_gold_and_grades_a_model(
     # empty model answered 1 of the 4 instances: the other 3 are missing, unresolved against the total
     result.assert_outcomes(passed=1, failed=7)
     result.stdout.fnmatch_lines(
-        ["*model: demo-model  resolved 1/4 (25.0%)*", "*model: empty-model  resolved 0/4*"]
+        [
+            "*model: demo-model  resolved 1/4 = 25.0% of all instances*",
+            "*model: empty-model  resolved 0/4 = 0.0%*",
+        ]
     )
     records = {
         (r["model_name_or_path"], r["instance_id"]): r
@@ -73,6 +76,7 @@ def test_the_swebench_demo_resolves_gold_and_grades_a_model(
     assert records["empty-model", "pytest-tebench__pycalc-1"]["status"] == "empty"
     assert records["empty-model", "pytest-tebench__pycalc-2"]["status"] == "missing_prediction"
     assert summary["empty-model"]["judged"] == 4
+    assert (summary["empty-model"]["empty"], summary["empty-model"]["missing_prediction"]) == (1, 3)
 
     official = json.loads(run_report.with_name("run.demo-model.json").read_text())
     assert official["resolved_ids"] == ["pytest-tebench__pycalc-4"]

@@ -225,15 +225,37 @@ def test_figures_and_the_official_run_report() -> None:
         _record("d", "not_applied"),
         _record("e", "unsupported_environment"),
         _record("f", "timeout"),
+        _record("g", "missing_prediction"),
+        _record("h", "error"),
     ]
     block = summary.summarise(records)["m"]
-    assert (block["judged"], block["resolved"], block["resolved_pct"]) == (4, 1, 25.0)
-    assert (block["unsupported_environment"], block["harness_errors"]) == (1, 1)
-    assert block["by_repo"]["o/s"]["resolved_pct"] == 0.0
+    # 1 resolved of 8 instances (SWE-bench's figure), of 5 judged (a, b, c, d, g) beside it
+    assert (block["items"], block["judged"], block["resolved"]) == (8, 5, 1)
+    assert (block["resolved_rate"], block["resolved_rate_judged"]) == (1 / 8, 1 / 5)
+    assert (block["empty"], block["missing_prediction"], block["not_applied"]) == (1, 1, 1)
+    assert (block["unsupported_environment"], block["harness_errors"]) == (1, 2)
+    assert block["not_judged"] == {"error": 1, "timeout": 1, "unsupported_environment": 1}
+    assert block["by_repo"]["o/s"]["resolved_rate"] == 0.0
+    lines = summary.summary_lines(summary.summarise(records))
+    assert lines[0] == (
+        "model: m  resolved 1/8 = 12.5% of all instances (SWE-bench's figure); 1/5 = 20.0% of the judged"
+    )
+    assert lines[1] == (
+        "  not judged: 3 (error 1, timeout 1, unsupported_environment 1); judged: empty 1, missing 1, not applied 1"
+    )
     report = summary.run_report(records, "m")
     assert report["resolved_ids"] == ["a"] and report["unresolved_ids"] == ["b"]
-    assert report["empty_patch_ids"] == ["c"] and report["error_ids"] == ["d", "e", "f"]
+    assert report["empty_patch_ids"] == ["c"] and report["error_ids"] == ["d", "e", "f", "h"]
+    # SWE-bench: an instance without a prediction is incomplete, not submitted; the total has it
+    assert report["incomplete_ids"] == ["g"] and "g" not in report["submitted_ids"]
+    assert (report["total_instances"], report["submitted_instances"]) == (8, 7)
     assert report["schema_version"] == 2 and report["completed_instances"] == 2
+    # the headline is the run report's resolved / total
+    assert report["resolved_instances"] / report["total_instances"] == block["resolved_rate"]
+    properties = dict(summary.summary_properties(summary.summarise(records)))
+    assert properties["tebench.swebench.m.resolved_rate"] == 0.125
+    assert properties["tebench.swebench.m.items"] == 8
+    assert properties["tebench.swebench.m.not_judged"] == "error=1,timeout=1,unsupported_environment=1"
     json.dumps(report)
     paths = summary.run_report_paths(Path("out/run.json"), ["gold", "org/model"])
     assert paths == {"gold": Path("out/run.gold.json"), "org/model": Path("out/run.org__model.json")}
@@ -264,7 +286,8 @@ def test_unsupported_environments_are_skipped_and_listed_never_scored(
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*unsupported environment: pydicom/pydicom 1.2 needs Python 3.6*"])
     block = json.loads(report.read_text())["summary"]["gold"]
-    assert (block["judged"], block["unsupported_environment"], block["resolved_pct"]) == (0, 1, None)
+    assert (block["judged"], block["unsupported_environment"], block["resolved_rate_judged"]) == (0, 1, None)
+    assert block["resolved_rate"] == 0.0  # SWE-bench's figure: 0 of 1 instance
     record = json.loads(report.read_text())["results"][0]
     assert record["status"] == "unsupported_environment"
     assert json.loads(run.read_text())["error_ids"] == ["pydicom__pydicom-1"]
@@ -420,12 +443,15 @@ def test_exact_pins_are_installed_whatever_their_date_and_the_rest_resolves_at_t
         "o/r", "1", spec, setup_commit=SHA, read_file=lambda path: None, requirement_paths=()
     ).setup
     # setuptools 70 came out after 2023-11-01: asked for by version, it is fetched whatever the date,
-    # without its dependencies; then everything resolves at the date, setuptools being satisfied
-    assert setup[-2:] == (
+    # without its dependencies, which then resolve at its own upload date (tests/test_swebench_pins.py);
+    # then everything resolves at the date, setuptools being satisfied
+    assert setup[-3:] == (
         "env -u PIP_UPLOADED_PRIOR_TO python -m pip install --no-deps setuptools==70.0.0",
+        'PIP_UPLOADED_PRIOR_TO="$(python /opt/swebench/pypi_dates.py "$PIP_UPLOADED_PRIOR_TO" setuptools==70.0.0)" '
+        "python -m pip install setuptools==70.0.0",
         "python -m pip install setuptools==70.0.0 pytest",
     )
-    assert setup.index("export PIP_UPLOADED_PRIOR_TO=2023-11-01T00:00:00Z") < len(setup) - 2
+    assert setup.index("export PIP_UPLOADED_PRIOR_TO=2023-11-01T00:00:00Z") < len(setup) - 3
     # no date (today's PyPI), or no exact pin: one install line, as before
     today = environment.plan_environment(
         "o/r", "1", spec, setup_commit=SHA, read_file=lambda path: None, requirement_paths=(), pypi_date=""

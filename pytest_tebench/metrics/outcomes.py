@@ -62,6 +62,17 @@ def status_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     }
 
 
+def not_scored_by_status(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many records of each status that is not a score (``{"error": 6, "unsupported_environment":
+    3}``): what a benchmark whose reference divides by all instances names beside its figure."""
+    counts: dict[str, int] = {}
+    for record in records:
+        if not is_scored(record):
+            status = str(record.get("status"))
+            counts[status] = counts.get(status, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def ids_with_status(records: Iterable[Mapping[str, Any]], statuses: Iterable[str]) -> list[str]:
     wanted = set(statuses)
     return sorted({str(r["instance_id"]) for r in records if r.get("status") in wanted})

@@ -1,13 +1,13 @@
 """RealCodeJava's per-model metrics, terminal lines and JUnit properties (controller side).
 
-Per model, over its scored items (one per instance): ``pass_at_k`` for k in 1, 5, 10 (the mean
-of the unbiased estimator over instances with at least k samples; an instance without any
-answer scores 0), ``pass_oracle``, ``pass_stub`` and ``pass_dry_run`` (the references of the
-instances the model was scored on, judged by the same rule), ``execution_success`` (the share
-of the model's instances whose untouched repository built and ran its tests: invalid instances
-and dry-run timeouts count against it, errors of the harness do not) and ``compiled`` (the
-share of samples that compiled). Harness errors never enter any of these.
-"""
+Per model: ``pass_at_k`` for k in 1, 5, 10 (the mean of the unbiased estimator over instances
+with at least k samples; an instance without any answer scores 0; as in MERA, whose figure is the
+mean over every doc, an instance the harness could not judge scores 0 too, and
+``pass_at_k_judged`` beside it leaves those out). Over the scored items (one per instance):
+``pass_oracle``, ``pass_stub`` and ``pass_dry_run`` (the references of the instances the model was
+scored on, judged by the same rule), ``execution_success`` (the share of the model's instances
+whose untouched repository built and ran its tests: invalid instances and dry-run timeouts count
+against it, errors of the harness do not) and ``compiled`` (the share of samples that compiled)."""
 
 from __future__ import annotations
 
@@ -57,14 +57,22 @@ def instance_entry(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def metrics(instances: Mapping[str, Mapping[str, Any]], not_executed: int) -> dict[str, Any]:
-    """The metrics over ``{instance: entry}``; ``not_executed`` instances could not run at all."""
+def metrics(
+    instances: Mapping[str, Mapping[str, Any]], not_executed: int, unjudged: int = 0
+) -> dict[str, Any]:
+    """The metrics over ``{instance: entry}``; ``not_executed`` instances could not run at all;
+    ``unjudged`` instances have no score (harness statuses).
+
+    ``pass_at_k`` follows MERA's denominator, the mean over every doc: an unjudged instance scores
+    0 in it, at each k some judged instance is measured at; ``pass_at_k_judged`` is over the judged
+    ones only."""
     entries = list(instances.values())
     out: dict[str, Any] = {}
     for k in KS:
         value, used = mean_pass_at_k(((e["n"], e["c"]) for e in entries), k)
-        out[f"pass_at_{k}"] = value
-        out[f"pass_at_{k}_instances"] = used
+        out[f"pass_at_{k}"] = None if value is None else value * used / (used + unjudged)
+        out[f"pass_at_{k}_instances"] = used + unjudged if used else 0
+        out[f"pass_at_{k}_judged"] = value
     for name in ("pass_oracle", "pass_stub", "pass_dry_run"):
         out[name] = _mean([bool(e[name]) for e in entries if e.get(name) is not None])
     executed = len(entries)
@@ -85,10 +93,11 @@ def summarise(records: Sequence[Mapping[str, Any]], rule: str) -> dict[str, Any]
         model_records = by_model[model]
         instances = {str(r["instance_id"]): instance_entry(r) for r in model_records if is_scored(r)}
         not_executed = sum(1 for r in model_records if r.get("status") in _NOT_EXECUTED)
+        unjudged = sum(1 for r in model_records if not is_scored(r))
         summary[model] = {
             "counts": status_counts(model_records),
             "rule": rule,
-            **metrics(instances, not_executed),
+            **metrics(instances, not_executed, unjudged),
             "instances": instances,
             "missing_predictions": sorted(
                 str(r["instance_id"]) for r in model_records if r.get("status") == "missing_prediction"
@@ -105,12 +114,15 @@ def overall(summary: Mapping[str, Any]) -> dict[str, Any]:
     pairs: dict[str, dict[str, Any]] = {}
     references: dict[str, Mapping[str, Any]] = {}
     not_executed: set[str] = set()
+    unjudged = 0
     for model, model_summary in summary.items():
         for instance, entry in (model_summary.get("instances") or {}).items():
             pairs[f"{model}\0{instance}"] = dict(entry)
             references[instance] = entry
         not_executed.update(model_summary.get("not_executed") or ())
-    pooled = metrics(pairs, 0)
+        counts = model_summary.get("counts") or {}
+        unjudged += int(counts.get("items", 0)) - int(counts.get("scored", 0))
+    pooled = metrics(pairs, 0, unjudged)
     per_instance = metrics(references, len(not_executed - set(references)))
     for name in ("pass_oracle", "pass_stub", "pass_dry_run", "execution_success"):
         pooled[name] = per_instance[name]
@@ -158,6 +170,13 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
         lines.append(f"model: {model}  ({format_counts_line(values)})")
         used = ", ".join(f"pass@{k} {values.get(f'pass_at_{k}_instances', 0)}" for k in KS)
         lines.append(f"  instances measured: {used}")
+        counts = values.get("counts") or {}
+        unjudged = int(counts.get("items", 0)) - int(counts.get("scored", 0))
+        if unjudged:
+            judged = ", ".join(f"pass@{k} {percent(values.get(f'pass_at_{k}_judged'))}" for k in KS)
+            lines.append(
+                f"  {unjudged} not judged score 0 above (MERA's mean over all docs); judged only: {judged}"
+            )
         lines.extend(format_ids("no prediction (scored as empty)", values.get("missing_predictions") or []))
         lines.extend(format_ids("untouched repository could not run", values.get("not_executed") or []))
     return lines

@@ -32,6 +32,9 @@ from pytest_tebench.benchmarks.swebench import instances
 from pytest_tebench.benchmarks.swebench import network
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import summary as figures
+from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_BUILDS
+from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
+from pytest_tebench.benchmarks.swebench.build_failures import current_run_id
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.benchmarks.swebench.settings import DEFAULT_TIMEOUT
 from pytest_tebench.errors import HarnessError
@@ -66,10 +69,11 @@ def _stderr(line: str) -> None:
 
 #: Part of every result key: bump when a change to how items are evaluated can change their
 #: results, so stored ones are not reused (2: instance layers, internet-needing tests set aside;
-#: 3: the tree on sys.path under an editable finder; 4: exact pins, download manifests; 5: runner
-#: files refused, a clean environment and the guard: a hostile prediction stored as resolved before
-#: must not come back as a pass).
-EVALUATION_VERSION = 5
+#: 3: the tree on sys.path under an editable finder; 4: exact pins, download manifests;
+#: 5: exact pins' dependencies at their own date, pre_install edits made again in the tree;
+#: 6: runner files refused, a clean environment and the guard: a hostile prediction stored as
+#: resolved before must not come back as a pass).
+EVALUATION_VERSION = 6
 
 NO_BASELINE = "none (the gold run left no guard record)"
 #: JUnit properties of the ``swebench`` record block.
@@ -81,7 +85,10 @@ JUNIT_FIELDS: tuple[str, ...] = (
 
 class SwebenchAdapter:
     name = "swebench"
-    gate_metrics = {"resolved": "share of the model's judged items whose issue is resolved"}
+    gate_metrics = {
+        "resolved": "share of all the model's instances resolved (SWE-bench's figure)",
+        "resolved_judged": "share of the model's judged instances resolved",
+    }
     record_fields = ("apply_method", "swebench", "refused_files", "guard", "timings")
     #: Environments are images: the adapter runs them in its own Docker sandbox, never on the host.
     uses_executor = False
@@ -96,6 +103,7 @@ class SwebenchAdapter:
         run_report: Path | None = None,
         min_resolved: float | None = None,
         executor_values: Mapping[str, Any] | None = None,
+        rerun: bool = False,
     ) -> None:
         #: PyPI's state that environments resolve unpinned packages against ("" = today's).
         self.pypi_date = pypi_date
@@ -112,7 +120,10 @@ class SwebenchAdapter:
         #: Where image builds report progress (the plugin passes a terminal printer).
         self.progress = progress
         self._executor: Executor | None = None
-        self._failed_builds: dict[str, str] = {}
+        #: Shared by every process of the run: a build that failed in it is not tried again.
+        self.run_id = current_run_id()
+        #: ``--tebench-rerun``: images that failed to build in earlier runs are built again.
+        self.rerun = rerun
 
     # -- collection ------------------------------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
@@ -193,33 +204,18 @@ class SwebenchAdapter:
             raise HarnessError(
                 "the SWE-bench benchmark needs a Docker executor (its environments are images)"
             )
-        tag = plan.tag()
-        if tag in self._failed_builds:
-            # one failed build per process is enough: the next items of that environment say why
-            raise HarnessError(
-                f"environment image {tag} failed to build earlier in this run: {self._failed_builds[tag]}"
-            )
         locks = context.cache_dir / "locks"
-        try:
-            image = environment.ensure_environment(
-                client, plan, source, lock_dir=locks, progress=self.progress
-            )
-        except HarnessError as exc:
-            self._failed_builds[tag] = str(exc)
-            raise
+        # a failed build is remembered by its tag: no worker of this run, nor a later run, builds it again
+        failures = BuildFailures(context.cache_dir / FAILED_BUILDS, self.run_id, retry=self.rerun)
+        image = environment.ensure_environment(
+            client, plan, source, lock_dir=locks, progress=self.progress, failures=failures
+        )
         # the install again at base_commit when what decides it changed since the environment's commit
         layer = environment.plan_instance_layer(plan, image, source, payload.base_commit)
         if layer is not None:
-            failed = self._failed_builds.get(layer.tag())
-            if failed is not None:
-                raise HarnessError(f"image {layer.tag()} failed to build earlier in this run: {failed}")
-            try:
-                image = environment.ensure_instance_layer(
-                    client, layer, source, lock_dir=locks, progress=self.progress
-                )
-            except HarnessError as exc:
-                self._failed_builds[layer.tag()] = str(exc)
-                raise
+            image = environment.ensure_instance_layer(
+                client, layer, source, lock_dir=locks, progress=self.progress, failures=failures
+            )
         done = time.perf_counter()
         return SwebenchPrepared(
             source,
@@ -228,6 +224,25 @@ class SwebenchAdapter:
             {"repository": located - started, "environment": done - located},
             payload.environment_setup_commit if layer is None else payload.base_commit,
         )
+
+    def record_without_build(
+        self, instance: BenchmarkInstance, prediction: Prediction
+    ) -> dict[str, Any] | None:
+        """An empty or missing patch: unresolved, as SWE-bench reports it, before any environment is
+        decided or built (an unsupported or broken environment does not make it an error)."""
+        if not prediction.is_empty:
+            return None
+        payload: SwebenchInstance = instance.payload
+        record = base_record(instance, prediction, "empty")
+        record["swebench"] = {
+            "repo": payload.repo,
+            "version": payload.version,
+            "resolved": False,
+            "resolution": None,
+            "patch_extraction": prediction.extraction,
+            "network": self.network,
+        }
+        return record
 
     def evaluate(
         self, instance: BenchmarkInstance, prepared: Prepared, prediction: Prediction, context: EvalContext
@@ -449,12 +464,15 @@ class SwebenchAdapter:
         return figures.summarise(records)
 
     def metric_value(self, model_summary: Mapping[str, Any], metric: str) -> float | None:
-        # resolved share of the judged items (missing predictions count as unresolved)
-        pct = model_summary.get("resolved_pct")
-        return None if pct is None else float(pct) / 100.0
+        # resolved: over all the model's instances (the headline); resolved_judged: over the judged
+        value = model_summary.get("resolved_rate" if metric == "resolved" else "resolved_rate_judged")
+        return None if value is None else float(value)
 
     def summary_lines(self, summary: Mapping[str, Any]) -> list[str]:
         return figures.summary_lines(summary)
+
+    def summary_properties(self, summary: Mapping[str, Any]) -> list[Property]:
+        return figures.summary_properties(summary)
 
     def junit_properties(self, record: Mapping[str, Any]) -> list[Property]:
         properties: list[Property] = [(f"{PREFIX}apply_method", scalar(record.get("apply_method")))]
@@ -538,4 +556,5 @@ def create_adapter(
         pypi_date="" if date == "today" else str(date),
         run_report=None if report is None else Path(report),
         executor_values=values,
+        rerun=bool(values.get("rerun")),
     )

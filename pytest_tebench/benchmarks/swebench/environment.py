@@ -43,6 +43,8 @@ from typing import Any
 
 import docker.errors
 
+from pytest_tebench.benchmarks.swebench import pypi_dates
+from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.locking import file_lock
 from pytest_tebench.locking import lock_name
@@ -63,6 +65,9 @@ SUITE_FOR_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
 DEFAULT_PYPI_DATE = "2023-11-01T00:00:00Z"
 #: The certificate bundle pip uses in the image: the system one, which trusts the host's CAs.
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+#: Where the build finds :mod:`.pypi_dates` (the date an exact pin's dependencies resolve at).
+PYPI_DATES_SCRIPT = "/opt/swebench/pypi_dates.py"
+_PYPI_DATES_SOURCE = Path(pypi_dates.__file__).read_text(encoding="utf-8")
 
 Progress = Callable[[str], None]
 
@@ -210,8 +215,14 @@ class EnvironmentPlan:
             "script": self.script(),
             "generated": _GENERATED_PY,
         }
+        if self.uses_pypi_dates():
+            # only then: the tags of environments without exact pins stay what they were
+            payload["pypi_dates"] = _PYPI_DATES_SOURCE
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
         return f"{ENV_REPOSITORY}:{digest}"
+
+    def uses_pypi_dates(self) -> bool:
+        return any(PYPI_DATES_SCRIPT in line for line in self.setup)
 
 
 # Runs in the image after the install: tar every file under /workspace that git did not track.
@@ -269,14 +280,19 @@ def plan_environment(
         # conda package names; for these repositories they are PyPI names too (numpy, pandas, pytest)
         setup.append(f"python -m pip install {packages}")
     pins = [str(p) for p in spec.get("pip_packages") or []]
-    exact = [p for p in pins if _EXACT_PIN.fullmatch(p)]
+    exact = [p for p in pins if EXACT_PIN.fullmatch(p)]
     if exact and pypi_date:
         # an exact version is what the spec asks whatever its date (SWE-bench's later specs pin e.g.
-        # setuptools==70.0.0, newer than pypi_date); their dependencies still resolve at that date
+        # setuptools==70.0.0 or tox==4.16.0, newer than pypi_date) ...
         setup.append(
             "env -u PIP_UPLOADED_PRIOR_TO python -m pip install --no-deps "
             + " ".join(shlex.quote(p) for p in exact)
         )
+        # ... and its dependencies resolve as the index stood when it was uploaded, if that is later
+        # than pypi_date: tox 4.16.0 needs cachetools>=5.3.3, which did not exist at pypi_date
+        for pin in exact:
+            date = f'"$(python {PYPI_DATES_SCRIPT} "$PIP_UPLOADED_PRIOR_TO" {shlex.quote(pin)})"'
+            setup.append(f"PIP_UPLOADED_PRIOR_TO={date} python -m pip install {shlex.quote(pin)}")
     if pins:
         setup.append("python -m pip install " + " ".join(shlex.quote(p) for p in pins))
     install = str(spec["install"])
@@ -301,7 +317,7 @@ def plan_environment(
 
 
 #: A pip requirement naming one exact version (``name==1.2.3``, ``name[extra]==1.2``).
-_EXACT_PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+")
+EXACT_PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+")
 
 #: pre_install commands that install system packages (any other, e.g. a ``sed`` on setup.cfg, runs).
 _SYSTEM_INSTALL = re.compile(r"\b(apt-get|apt|dpkg|yum|conda)\b")
@@ -366,7 +382,13 @@ def pretend_version(source: Path, commit: str) -> str:
 
 
 def ensure_environment(
-    client: Any, plan: EnvironmentPlan, source: Path, *, lock_dir: Path, progress: Progress
+    client: Any,
+    plan: EnvironmentPlan,
+    source: Path,
+    *,
+    lock_dir: Path,
+    progress: Progress,
+    failures: BuildFailures | None = None,
 ) -> str:
     """The environment image's tag, building the suite base and the environment when missing."""
     tag = plan.tag()
@@ -378,20 +400,37 @@ def ensure_environment(
         _write_context(context, plan, source, base)
 
     what = f"for {plan.repo} {plan.version} (Python {plan.python})"
-    return _build_once(client, tag, write, what, lock_dir=lock_dir, progress=progress)
+    return _build_once(client, tag, write, what, lock_dir=lock_dir, progress=progress, failures=failures)
 
 
 def _build_once(
-    client: Any, tag: str, write: Callable[[Path], None], what: str, *, lock_dir: Path, progress: Progress
+    client: Any,
+    tag: str,
+    write: Callable[[Path], None],
+    what: str,
+    *,
+    lock_dir: Path,
+    progress: Progress,
+    failures: BuildFailures | None = None,
 ) -> str:
     """Build ``tag`` from the context ``write`` fills, unless it exists: under a lock, so parallel
-    processes needing the same image build it once."""
+    processes needing the same image build it once; and, with ``failures``, not again once it
+    failed (in this run, any worker; or in an earlier one, unless the run retries)."""
     with file_lock(lock_dir / (lock_name(tag) + ".lock")):
         if not docker_image.image_present(client, tag):
+            if failures is not None:
+                failures.check(tag)
             progress(f"[swebench env] building {tag} {what}")
-            with tempfile.TemporaryDirectory(prefix="swebench-build-") as scratch:
-                write(Path(scratch))
-                _docker_build(client, Path(scratch), tag, progress)
+            try:
+                with tempfile.TemporaryDirectory(prefix="swebench-build-") as scratch:
+                    write(Path(scratch))
+                    _docker_build(client, Path(scratch), tag, progress)
+            except HarnessError as exc:
+                if failures is not None:
+                    failures.record(tag, what, str(exc))
+                raise
+            if failures is not None:
+                failures.clear(tag)
     return tag
 
 
@@ -413,12 +452,13 @@ def _write_context(context: Path, plan: EnvironmentPlan, source: Path, base: str
     _write_source(context, plan.repo, source, plan.setup_commit)
     (context / "setup.sh").write_text(plan.script())
     (context / "generated.py").write_text(_GENERATED_PY)
+    (context / "pypi_dates.py").write_text(_PYPI_DATES_SOURCE)
     (context / "Dockerfile").write_text(
         "\n".join(
             [
                 f"FROM {base}",
                 "USER root",
-                "COPY tracked setup.sh generated.py /opt/swebench/",
+                "COPY tracked setup.sh generated.py pypi_dates.py /opt/swebench/",
                 f"COPY src {docker_image.CONTAINER_WORKSPACE}",
                 "RUN bash /opt/swebench/setup.sh",
                 f"ENV PATH={VENV}/bin:{docker_image.BASE_PATH} VIRTUAL_ENV={VENV}",
@@ -497,7 +537,13 @@ def plan_instance_layer(
 
 
 def ensure_instance_layer(
-    client: Any, layer: InstanceLayerPlan, source: Path, *, lock_dir: Path, progress: Progress
+    client: Any,
+    layer: InstanceLayerPlan,
+    source: Path,
+    *,
+    lock_dir: Path,
+    progress: Progress,
+    failures: BuildFailures | None = None,
 ) -> str:
     """The instance layer's tag, building it when missing (the environment image must exist)."""
     tag = layer.tag()
@@ -527,7 +573,7 @@ def ensure_instance_layer(
 
     plan = layer.environment
     what = f"for {plan.repo} {plan.version}, installed at {layer.commit[:12]}"
-    return _build_once(client, tag, write, what, lock_dir=lock_dir, progress=progress)
+    return _build_once(client, tag, write, what, lock_dir=lock_dir, progress=progress, failures=failures)
 
 
 _SHOWN_BUILD_LINES = ("Step ", "+ ", "Successfully", "ERROR", "generated:")

@@ -171,6 +171,11 @@ def eval_script(plan: EnvironmentPlan, directives: list[str], *, guard: bool = T
         f'if compgen -G "{VENV}/lib/python3*/site-packages/__editable___*_finder.py" >/dev/null; then',
         '    python_path="${python_path:+$python_path:}/workspace"',
         "fi",
+        # the spec's pre_install edits of tracked files (sphinx: `pytest -rA` in tox.ini, without
+        # which its log has no per-test lines) were made at build time on a tree that is gone;
+        # SWE-bench's instance image keeps them under the evaluated tree, so they are made again
+        *plan.pre_install,
+        *tox_current_env_lines(plan),
         *plan.eval_commands,
         "keep=()",
         f"for name in {' '.join(kept)}; do",
@@ -189,6 +194,32 @@ def eval_script(plan: EnvironmentPlan, directives: list[str], *, guard: bool = T
         "exit 0",
     ]
     return "\n".join(lines) + "\n"
+
+
+_TOX_ENVS = re.compile(r"\btox\b.*--current-env.*?\s-e\s*([\w.,-]+)")
+
+
+def tox_current_env_lines(plan: EnvironmentPlan) -> list[str]:
+    """Make ``tox --current-env``'s environment directory a view of the venv.
+
+    tox-current-env links ``.tox/<env>/bin/python`` to the interpreter tox runs on. SWE-bench's
+    conda interpreter finds its prefix through such a link; a venv's does not (Python looks for
+    ``pyvenv.cfg`` beside the link, not beside its target), so the tests would run on the bare
+    system Python without pytest. A ``pyvenv.cfg`` and ``lib`` of the venv in that directory, made
+    before tox runs, give the linked interpreter the venv's packages (sphinx's test command).
+    """
+    match = _TOX_ENVS.search(plan.test_cmd)
+    if match is None:
+        return []
+    suffixes = ("", plan.python.split(".")[0], plan.python)
+    lines: list[str] = []
+    for env in match.group(1).split(","):
+        where = f"/workspace/.tox/{env}"
+        lines += [
+            f"mkdir -p {where}/bin && cp {VENV}/pyvenv.cfg {where}/ && ln -sfn {VENV}/lib {where}/lib",
+            *(f"ln -sf {VENV}/bin/python {where}/bin/python{suffix}" for suffix in suffixes),
+        ]
+    return lines
 
 
 def run_tests(

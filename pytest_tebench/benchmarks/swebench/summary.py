@@ -1,11 +1,12 @@
 """SWE-bench figures from result records: per model and per repository, and the official run report.
 
-Statuses: ``evaluated`` (the log was graded; ``swebench.resolved`` says whether it resolved),
-``empty``, ``not_applied``, ``refused`` (it changes the test runner's files) and ``tampered`` (the
-runner was interfered with) are a model's results, the last four unresolved; ``error``,
-``timeout``, ``invalid_instance`` and ``unsupported_environment`` are the harness's and never
-count for or against a model: the resolved percentage is over the model's results only, and the
-excluded items are listed.
+The headline is SWE-bench's own figure: resolved instances over **all** instances of the run for
+the model (its run report's ``resolved_instances / total_instances``, the leaderboard's %), so an
+instance the harness could not judge counts as not resolved there, as it does in SWE-bench.
+Beside it: the share of the judged instances (``evaluated``, ``empty``, ``not_applied``,
+``missing_prediction``, ``refused``: it changes the test runner's files, ``tampered``: the runner
+was interfered with; the model's results, the last five unresolved), with the instances not judged
+named by status (``error``, ``timeout``, ``invalid_instance``, ``unsupported_environment``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-#: Judged items: a missing prediction counts as unresolved against the total, as SWE-bench's
-#: leaderboards count an instance without a patch.
-MODEL_STATUSES = ("evaluated", "empty", "not_applied", "missing_prediction", "refused", "tampered")
+from pytest_tebench.metrics.outcomes import SCORED_STATUSES
+from pytest_tebench.metrics.outcomes import is_scored
+from pytest_tebench.metrics.outcomes import not_scored_by_status
+from pytest_tebench.metrics.outcomes import status_counts
+from pytest_tebench.report.properties import PREFIX
+from pytest_tebench.report.properties import Property
+from pytest_tebench.report.properties import scalar
+from pytest_tebench.report.terminal import percent
+
+#: Judged items: the model's results (a missing prediction is unresolved, as in SWE-bench).
+MODEL_STATUSES = SCORED_STATUSES
 UNSUPPORTED = "unsupported_environment"
 #: The official run report's schema (SWE-bench ``reporting.make_run_report``).
 RUN_REPORT_SCHEMA_VERSION = 2
@@ -32,20 +41,26 @@ def is_resolved(record: Record) -> bool:
 
 def _counts(records: Sequence[Record]) -> dict[str, Any]:
     statuses = [str(r.get("status")) for r in records]
-    judged = [r for r in records if r.get("status") in MODEL_STATUSES]
+    judged = [r for r in records if is_scored(r)]
     resolved = sum(1 for r in judged if is_resolved(r))
+    not_judged = not_scored_by_status(records)
     return {
+        # every instance of the run for the model: SWE-bench's total_instances
         "items": len(records),
         "judged": len(judged),
         "resolved": resolved,
         "unresolved": len(judged) - resolved,
-        "resolved_pct": round(100.0 * resolved / len(judged), 2) if judged else None,
+        # the headline (SWE-bench's figure), then the share of the judged
+        "resolved_rate": resolved / len(records) if records else None,
+        "resolved_rate_judged": resolved / len(judged) if judged else None,
         "empty": statuses.count("empty"),
+        "missing_prediction": statuses.count("missing_prediction"),
         "not_applied": statuses.count("not_applied"),
         "refused": statuses.count("refused"),
         "tampered": statuses.count("tampered"),
         "unsupported_environment": statuses.count(UNSUPPORTED),
-        "harness_errors": sum(1 for s in statuses if s not in MODEL_STATUSES and s != UNSUPPORTED),
+        "harness_errors": sum(n for status, n in not_judged.items() if status != UNSUPPORTED),
+        "not_judged": not_judged,
     }
 
 
@@ -62,6 +77,8 @@ def summarise(records: Sequence[Record]) -> dict[str, Any]:
             repos.setdefault(str(record.get("project")), []).append(record)
         summary[model] = {
             **_counts(model_records),
+            # the neutral counts per status (the HTML leaderboard shows them beside the figures)
+            "counts": status_counts(model_records),
             "by_repo": {repo: _counts(repos[repo]) for repo in sorted(repos)},
             "unsupported": {
                 str(r["instance_id"]): str(r.get("error") or "")
@@ -77,33 +94,49 @@ def summarise(records: Sequence[Record]) -> dict[str, Any]:
             "harness_errors_by_instance": {
                 str(r["instance_id"]): str(r.get("status"))
                 for r in model_records
-                if r.get("status") not in MODEL_STATUSES and r.get("status") != UNSUPPORTED
+                if not is_scored(r) and r.get("status") != UNSUPPORTED
             },
         }
     return summary
 
 
-def _pct(counts: Mapping[str, Any]) -> str:
-    pct = counts.get("resolved_pct")
-    return "  n/a" if pct is None else f"{pct:5.1f}%"
+def _pct(value: float | None) -> str:
+    shown = percent(value)
+    return shown if value is None else f"{shown}%"
+
+
+def not_judged_text(counts: Mapping[str, Any]) -> str:
+    """``"9 (error 6, unsupported_environment 3)"``, or ``"0"``."""
+    named = ", ".join(f"{status} {n}" for status, n in (counts.get("not_judged") or {}).items())
+    total = sum((counts.get("not_judged") or {}).values())
+    return f"{total} ({named})" if named else "0"
 
 
 def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     for model, block in summary.items():
         lines.append(
-            f"model: {model}  resolved {block['resolved']}/{block['judged']} ({_pct(block).strip()})  "
-            f"[empty {block['empty']}, not applied {block['not_applied']}, "
-            f"refused {block['refused']}, tampered {block['tampered']}; not scored: "
-            f"unsupported environment {block['unsupported_environment']}, "
-            f"harness errors {block['harness_errors']}]"
+            f"model: {model}  resolved {block['resolved']}/{block['items']} = "
+            f"{_pct(block['resolved_rate'])} of all instances (SWE-bench's figure); "
+            f"{block['resolved']}/{block['judged']} = {_pct(block['resolved_rate_judged'])} of the judged"
         )
         lines.append(
-            f"  {'repository':<34} {'judged':>6} {'resolved':>8} {'%':>7} {'unsupp.':>7} {'errors':>6}"
+            f"  not judged: {not_judged_text(block)}; judged: empty {block['empty']}, "
+            f"missing {block['missing_prediction']}, not applied {block['not_applied']}, "
+            f"refused {block['refused']}, tampered {block['tampered']}"
+        )
+        lines.append(
+            f"  not judged: {not_judged_text(block)}; judged: empty {block['empty']}, "
+            f"missing {block['missing_prediction']}, not applied {block['not_applied']}"
+        )
+        lines.append(
+            f"  {'repository':<34} {'all':>5} {'judged':>6} {'resolved':>8} {'% all':>7} {'% judged':>8} "
+            f"{'unsupp.':>7} {'errors':>6}"
         )
         for repo, counts in block["by_repo"].items():
             lines.append(
-                f"  {repo:<34} {counts['judged']:>6} {counts['resolved']:>8} {_pct(counts):>7} "
+                f"  {repo:<34} {counts['items']:>5} {counts['judged']:>6} {counts['resolved']:>8} "
+                f"{_pct(counts['resolved_rate']):>7} {_pct(counts['resolved_rate_judged']):>8} "
                 f"{counts['unsupported_environment']:>7} {counts['harness_errors']:>6}"
             )
         for what, ids in (("refused", block["refused_ids"]), ("tampered", block["tampered_ids"])):
@@ -115,50 +148,75 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+#: The run-level JUnit properties of each model (``tebench.swebench.<model>.<field>``).
+SUITE_FIELDS = (
+    "resolved", "items", "resolved_rate", "judged", "resolved_rate_judged",
+    "empty", "missing_prediction", "not_applied", "unsupported_environment", "harness_errors",
+)  # fmt: skip
+
+
+def summary_properties(summary: Mapping[str, Any]) -> list[Property]:
+    """Each model's headline and the counts beside it, for ``<testsuite><properties>``; the
+    statuses not judged as one ``status=n,...`` value."""
+    properties: list[Property] = []
+    for model, block in summary.items():
+        name = f"{PREFIX}swebench.{model}."
+        properties += [(name + key, scalar(block.get(key))) for key in SUITE_FIELDS]
+        not_judged = block.get("not_judged") or {}
+        properties.append((name + "not_judged", ",".join(f"{s}={n}" for s, n in not_judged.items())))
+    return properties
+
+
 def run_report(records: Sequence[Record], model: str) -> dict[str, Any]:
     """SWE-bench's run report (``<model>.<run_id>.json``, schema 2) for ``model``'s records.
 
-    ``completed`` = graded; ``error`` = not graded for any reason other than an empty patch (a
-    patch that does not apply, a timeout, a harness error, an unsupported environment), as in
-    SWE-bench. ``total_instances`` is the number of instances the run evaluated for the model.
-    ``unsupported_environment_ids`` is ours (also inside ``error_ids``), and so are ``refused_ids``
-    and ``tampered_ids`` (also inside ``unresolved_ids``: the model's results, never errors).
+    As ``reporting.make_run_report`` counts: ``total_instances`` = every instance of the run for
+    the model; ``submitted`` = those with a prediction (a ``missing_prediction`` is ``incomplete``);
+    ``empty_patch`` = an empty prediction; ``completed`` = graded; ``error`` = submitted, not empty,
+    not graded (a patch that does not apply, a timeout, a harness error, an unsupported
+    environment). ``unsupported_environment_ids`` is ours (also inside ``error_ids``), and so are
+    ``refused_ids`` and ``tampered_ids`` (also inside ``unresolved_ids``: the model's results,
+    never errors; a tampered run was graded, so it is ``completed`` too).
     """
     mine = sorted(
         (r for r in records if r.get("model_name_or_path") == model), key=lambda r: str(r["instance_id"])
     )
     ids = [str(r["instance_id"]) for r in mine]
-    completed = [str(r["instance_id"]) for r in mine if r.get("status") in ("evaluated", "tampered")]
+
+    def having(*statuses: str) -> list[str]:
+        return [str(r["instance_id"]) for r in mine if r.get("status") in statuses]
+
+    completed = having("evaluated", "tampered")
     resolved = [str(r["instance_id"]) for r in mine if is_resolved(r)]
-    refused = [str(r["instance_id"]) for r in mine if r.get("status") == "refused"]
-    tampered = [str(r["instance_id"]) for r in mine if r.get("status") == "tampered"]
+    refused = having("refused")
     # refused and tampered predictions are the model's unresolved results, not errors of the run
     unresolved = sorted([i for i in completed if i not in set(resolved)] + refused)
-    empty = [str(r["instance_id"]) for r in mine if r.get("status") == "empty"]
+    incomplete = having("missing_prediction")
+    submitted = [i for i in ids if i not in set(incomplete)]
+    empty = having("empty")
     errors = [
         str(r["instance_id"])
         for r in mine
-        if r.get("status") not in ("evaluated", "empty", "refused", "tampered")
+        if r.get("status") not in ("evaluated", "empty", "missing_prediction", "refused", "tampered")
     ]
-    unsupported = [str(r["instance_id"]) for r in mine if r.get("status") == UNSUPPORTED]
     return {
         "total_instances": len(ids),
-        "submitted_instances": len(ids),
+        "submitted_instances": len(submitted),
         "completed_instances": len(completed),
         "resolved_instances": len(resolved),
         "unresolved_instances": len(unresolved),
         "empty_patch_instances": len(empty),
         "error_instances": len(errors),
         "completed_ids": completed,
-        "incomplete_ids": [],
+        "incomplete_ids": incomplete,
         "empty_patch_ids": empty,
-        "submitted_ids": ids,
+        "submitted_ids": submitted,
         "resolved_ids": resolved,
         "unresolved_ids": unresolved,
         "error_ids": errors,
-        "unsupported_environment_ids": unsupported,
+        "unsupported_environment_ids": having(UNSUPPORTED),
         "refused_ids": refused,
-        "tampered_ids": tampered,
+        "tampered_ids": having("tampered"),
         "schema_version": RUN_REPORT_SCHEMA_VERSION,
     }
 
