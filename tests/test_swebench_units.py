@@ -96,8 +96,8 @@ def test_the_suite_is_the_one_that_ships_the_python() -> None:
     [
         ({"python": "3.6", "install": "pip install ."}, "needs Python 3.6"),
         (
-            {"python": "3.9", "install": "x", "pre_install": ["apt-get install -y libenchant-2-dev"]},
-            "system packages",
+            {"python": "3.9", "install": "x", "pre_install": ["apt-get install -y x", 'wget -O "$Q" "$URL"']},
+            "pre_install needs what Debian and PyPI cannot give: wget",
         ),
         (None, "no specification"),
         ({"python": "3.9", "install": "x", "packages": "environment.yml"}, "environment.yml"),
@@ -277,6 +277,24 @@ def test_pre_install_commands_that_are_not_system_installs_run_before_the_instal
     script = plan.script().splitlines()
     install = "pip install -e . || pip install -e . --no-build-isolation"
     assert script.index("sed -i 's/>=>=/>=/' setup.cfg") < script.index(install)
+
+
+def test_system_lines_of_pre_install_run_as_root_before_the_venv_and_never_in_a_layer() -> None:
+    # django 4.0's pre_install, as SWE-bench 4.1.0 has it: a locale from Debian's `locales`
+    django = [
+        "apt-get update && apt-get install -y locales",
+        "echo 'en_US UTF-8' > /etc/locale.gen",
+        "locale-gen en_US.UTF-8",
+    ]
+    plan = _plan(
+        {"python": "3.9", "install": "pip install -e .", "pre_install": [*django, "sed -i x tox.ini"]}
+    )
+    assert plan.system == tuple(django) and plan.pre_install == ("sed -i x tox.ini",)
+    script = plan.script().splitlines()
+    assert script.index("locale-gen en_US.UTF-8") < script.index(f"python3 -m venv {environment.VENV}")
+    assert script.index("sed -i x tox.ini") > script.index(f"python3 -m venv {environment.VENV}")
+    layer = environment.InstanceLayerPlan(plan, "env:1", "c" * 40, ())
+    assert "apt-get" not in layer.script() and "sed -i x tox.ini" in layer.script()
 
 
 def test_the_install_runs_again_at_base_commit_only_when_what_decides_it_changed(tmp_path: Path) -> None:

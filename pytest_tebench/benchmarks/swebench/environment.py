@@ -21,9 +21,12 @@ Two layers, both cached by the hash of their recipe:
   the same share the environment; instances whose files are equal share one layer.
 
 SWE-bench itself makes its environments with conda, which can provide any Python; Debian provides
-one per suite. A specification whose Python no suite ships, or that needs system packages
-(a ``pre_install`` with apt-get), is ``unsupported_environment``: decided from the specification alone, before
-anything runs, and never counted as a model's failure.
+one per suite. A specification whose Python no suite ships, a conda ``environment.yml``, or a
+``pre_install`` that downloads from outside PyPI and Debian, is ``unsupported_environment``:
+decided from the specification alone, before anything runs, and never counted as a model's
+failure. A ``pre_install``'s system lines (``apt-get install`` of Debian packages, ``locale-gen``,
+writes under ``/etc``) run as root at the environment's build, from the suite's own mirror; its
+other lines (``sed`` on the source tree) run before each install.
 """
 
 from __future__ import annotations
@@ -163,6 +166,9 @@ class EnvironmentPlan:
     setup_commit: str
     #: SWE-bench's ``pre_install`` commands (run in the source tree before ``install``).
     pre_install: tuple[str, ...] = ()
+    #: The ``pre_install`` lines that change the system (apt-get, locale-gen): run once, as root,
+    #: at the environment's build (an instance layer runs as the sandbox user and inherits them).
+    system: tuple[str, ...] = ()
     #: The requirement files' text read from the mirror (part of the hash through ``setup``).
     requirements: str = ""
     #: setuptools-scm cannot see git metadata in the build context: the version it would compute.
@@ -173,6 +179,7 @@ class EnvironmentPlan:
     def script(self) -> str:
         lines = [
             *_script_head(),
+            *(["export DEBIAN_FRONTEND=noninteractive", *self.system] if self.system else []),
             f"python3 -m venv {VENV}",
             f". {VENV}/bin/activate",
             *self.setup,
@@ -280,6 +287,7 @@ def plan_environment(
     if pins:
         setup.append("python -m pip install " + " ".join(shlex.quote(p) for p in pins))
     install = str(spec["install"])
+    pre_install = [str(c) for c in spec.get("pre_install") or ()]
     test_cmd = spec.get("test_cmd")
     if isinstance(test_cmd, list):
         test_cmd = test_cmd[-1]
@@ -292,7 +300,8 @@ def plan_environment(
         install=install,
         test_cmd=str(test_cmd or "pytest -rA"),
         eval_commands=tuple(str(c) for c in spec.get("eval_commands") or ()),
-        pre_install=tuple(str(c) for c in spec.get("pre_install") or ()),
+        pre_install=tuple(c for c in pre_install if not is_system_line(c)),
+        system=tuple(c for c in pre_install if is_system_line(c)),
         setup_commit=setup_commit,
         requirements=requirements,
         pretend_version=pretend_version,
@@ -303,8 +312,16 @@ def plan_environment(
 #: A pip requirement naming one exact version (``name==1.2.3``, ``name[extra]==1.2``).
 _EXACT_PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+")
 
-#: pre_install commands that install system packages (any other, e.g. a ``sed`` on setup.cfg, runs).
-_SYSTEM_INSTALL = re.compile(r"\b(apt-get|apt|dpkg|yum|conda)\b")
+#: pre_install lines that change the system rather than the source tree: run as root at build time.
+_SYSTEM_LINE = re.compile(r"\b(apt-get|apt|dpkg|locale-gen|update-locale)\b|>\s*/etc/")
+#: pre_install lines no Debian image can run here: another package manager, or a download from
+#: outside PyPI and the Debian mirror (matplotlib fetches qhull from qhull.org).
+_UNREACHABLE_LINE = re.compile(r"\b(yum|dnf|conda|wget|curl)\b")
+
+
+def is_system_line(command: str) -> bool:
+    """Whether a ``pre_install`` line changes the system (runs as root, once per environment)."""
+    return bool(_SYSTEM_LINE.search(command))
 
 
 def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> str | None:
@@ -316,9 +333,11 @@ def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> 
     if python not in SUITE_FOR_PYTHON:
         have = ", ".join(f"{v} ({s})" for v, s in SUITE_FOR_PYTHON.items())
         return f"{repo} {version} needs Python {python}; Debian ships only {have} as python3"
-    system = [str(c) for c in spec.get("pre_install") or () if _SYSTEM_INSTALL.search(str(c))]
-    if system:
-        return f"{repo} {version} needs system packages (pre_install: {'; '.join(system)})"
+    unreachable = [str(c) for c in spec.get("pre_install") or () if _UNREACHABLE_LINE.search(str(c))]
+    if unreachable:
+        return (
+            f"{repo} {version}'s pre_install needs what Debian and PyPI cannot give: {'; '.join(unreachable)}"
+        )
     if spec.get("packages") == "environment.yml":
         return f"{repo} {version} is specified by a conda environment.yml"
     if not spec.get("install"):
