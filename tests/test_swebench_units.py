@@ -249,7 +249,13 @@ def test_unsupported_environments_are_skipped_and_listed_never_scored(
         "-rs",
     )
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*unsupported environment: pydicom/pydicom 1.2 needs Python 3.6*"])
+    # auto mode: not built here, and its official image is neither here nor pulled
+    result.stdout.fnmatch_lines(
+        [
+            "*unsupported environment: pydicom/pydicom 1.2 needs Python 3.6*; and the official image "
+            "swebench/sweb.eval.x86_64.pydicom_1776_pydicom-1:latest *"
+        ]
+    )
     block = json.loads(report.read_text())["summary"]["gold"]
     assert (block["judged"], block["unsupported_environment"], block["resolved_pct"]) == (0, 1, None)
     record = json.loads(report.read_text())["results"][0]
@@ -460,4 +466,61 @@ def test_tests_that_name_a_file_the_repository_downloads_need_the_internet(tmp_p
     assert network.internet_need(history.path, new, "", files, "o/r") is None
     assert network.internet_need(history.path, new, "", files, "pydicom/pydicom") == (
         "the tests in tests/test_px.py read test files pydicom downloads from GitHub (SC_rgb.dcm)"
+    )
+
+
+def test_official_image_names_and_the_mode_each_instance_runs_in() -> None:
+    from pytest_tebench.benchmarks.swebench import official_images
+
+    assert (
+        official_images.image_name("django__django-11099")
+        == "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
+    )
+    built = {"python": "3.9", "install": "pip install -e ."}
+    old = {"python": "3.6", "install": "pip install -e ."}
+    assert official_images.decide("o/r", "1", built, "auto") == official_images.Decision("build", None)
+    assert official_images.decide("o/r", "1", old, "auto").where == "official"
+    assert official_images.decide("o/r", "1", old, "build").where == "unsupported"
+    assert official_images.decide("o/r", "1", built, "official") == official_images.Decision("official", None)
+    # no specification: no eval script either, whatever the mode
+    assert official_images.decide("o/r", "1", None, "official").where == "unsupported"
+
+
+def test_the_official_container_tries_swebench_apply_commands_in_order_then_runs_eval_sh() -> None:
+    from pytest_tebench.benchmarks.swebench import official_images
+
+    commands = official_images.apply_commands()
+    assert commands == (
+        "git apply --verbose",
+        "git apply --verbose --reject",
+        "patch --batch --fuzz=5 -p1 -i",
+    )
+    script = official_images.container_script(commands)
+    positions = [script.index(f"if {c} /workspace/patch.diff") for c in commands]
+    assert positions == sorted(positions) and script.count("exec /bin/bash /workspace/eval.sh") == 3
+
+
+def test_coverage_counts_each_repository_by_where_its_instances_run() -> None:
+    from pytest_tebench.benchmarks.swebench import coverage
+
+    rows = [
+        {"instance_id": "django__django-11099", "repo": "django/django", "version": "3.0"},  # Python 3.6
+        {"instance_id": "django__django-15000", "repo": "django/django", "version": "4.1"},  # Python 3.9
+        {"instance_id": "sympy__sympy-24443", "repo": "sympy/sympy", "version": "1.12"},
+        {"instance_id": "x__y-1", "repo": "x/y", "version": "1"},  # no specification
+    ]
+    entries = coverage.coverage(rows)
+    assert coverage.by_repository(entries) == {
+        "django/django": {"build": 1, "official": 1, "unsupported": 0},
+        "sympy/sympy": {"build": 1, "official": 0, "unsupported": 0},
+        "x/y": {"build": 0, "official": 0, "unsupported": 1},
+    }
+    assert entries[0].image == "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
+    assert coverage.as_json(entries, "auto")["totals"] == {"build": 2, "official": 1, "unsupported": 1}
+    assert "| **all** | 4 | 2 | 1 | 1 |" in coverage.table(entries)
+    assert (
+        dict(coverage.reasons(coverage.coverage(rows, "build")))[
+            "needs Python 3.6; Debian ships only 3.9 (bullseye), 3.11 (bookworm), 3.13 (trixie) as python3"
+        ]
+        == 1
     )

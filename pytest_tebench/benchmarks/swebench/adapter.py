@@ -255,14 +255,20 @@ class SwebenchAdapter:
         context: EvalContext,
         started: float,
     ) -> OfficialPrepared:
-        client = getattr(self.executor(context), "client", None)
-        if client is None:
-            raise HarnessError("official SWE-bench images need a Docker executor")
         image = official_images.image_name(payload.instance_id)
-        missing = official_images.missing_reason(client, image)
+        try:
+            client = getattr(self.executor(context), "client", None)
+            if client is None:
+                raise HarnessError("the SWE-bench benchmark needs a Docker executor")
+            missing = official_images.missing_reason(client, image)
+        except HarnessError as exc:
+            # no engine, no image to be had: the same answer as an image no registry gives
+            missing = f"the official image {image} cannot be had: {exc}"
         if missing is not None:
-            why = "" if reason is None else f"; not built here either: {reason}"
-            raise environment.UnsupportedEnvironment(missing + why)
+            # first why it is not built here (the more useful half), then why no image either
+            raise environment.UnsupportedEnvironment(
+                missing if reason is None else f"{reason}; and {missing}"
+            )
         return OfficialPrepared(
             image, {"environment": time.perf_counter() - started}, reason, str(spec.get("python", ""))
         )

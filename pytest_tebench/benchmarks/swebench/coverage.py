@@ -90,9 +90,8 @@ def table(entries: Sequence[Entry]) -> str:
     lines = ["| repository | instances | build | official | unsupported |", "|---|---|---|---|---|"]
     totals = dict.fromkeys(WHERE, 0)
     for repo, counts in by_repository(entries).items():
-        lines.append(
-            f"| {repo} | {sum(counts.values())} | {counts['build']} | {counts['official']} | {counts['unsupported']} |"
-        )
+        cells = [repo, sum(counts.values()), *(counts[key] for key in WHERE)]
+        lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
         for key in WHERE:
             totals[key] += counts[key]
     lines.append(
