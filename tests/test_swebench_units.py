@@ -94,7 +94,7 @@ def test_the_suite_is_the_one_that_ships_the_python() -> None:
 @pytest.mark.parametrize(
     ("spec", "reason"),
     [
-        ({"python": "3.6", "install": "pip install ."}, "needs Python 3.6"),
+        ({"python": "3.5", "install": "pip install ."}, "needs Python 3.5"),
         (
             {"python": "3.9", "install": "x", "pre_install": ["apt-get install -y x", 'wget -O "$Q" "$URL"']},
             "pre_install needs what Debian and PyPI cannot give: wget",
@@ -229,9 +229,9 @@ def test_figures_and_the_official_run_report() -> None:
 def test_unsupported_environments_are_skipped_and_listed_never_scored(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    # pydicom 1.2 needs Python 3.6: decided from SWE-bench's specification, before any repository
-    # or Docker engine is needed (neither exists for this run)
-    row = {**ROW, "instance_id": "pydicom__pydicom-1", "repo": "pydicom/pydicom", "version": "1.2"}
+    # xarray 0.12 is a conda environment.yml: decided from SWE-bench's specification, before any
+    # repository or Docker engine is needed (neither exists for this run)
+    row = {**ROW, "instance_id": "pydata__xarray-1", "repo": "pydata/xarray", "version": "0.12"}
     dataset = tmp_path / "rows.jsonl"
     dataset.write_text(json.dumps(row) + "\n")
     report = tmp_path / "report.json"
@@ -252,15 +252,15 @@ def test_unsupported_environments_are_skipped_and_listed_never_scored(
     # auto mode: not built here, and its official image is neither here nor pulled
     result.stdout.fnmatch_lines(
         [
-            "*unsupported environment: pydicom/pydicom 1.2 needs Python 3.6*; and the official image "
-            "swebench/sweb.eval.x86_64.pydicom_1776_pydicom-1:latest *"
+            "*unsupported environment: pydata/xarray 0.12 is specified by a conda environment.yml; "
+            "and the official image swebench/sweb.eval.x86_64.pydata_1776_xarray-1:latest *"
         ]
     )
     block = json.loads(report.read_text())["summary"]["gold"]
     assert (block["judged"], block["unsupported_environment"], block["resolved_pct"]) == (0, 1, None)
     record = json.loads(report.read_text())["results"][0]
     assert record["status"] == "unsupported_environment"
-    assert json.loads(run.read_text())["error_ids"] == ["pydicom__pydicom-1"]
+    assert json.loads(run.read_text())["error_ids"] == ["pydata__xarray-1"]
 
 
 def test_the_python_base_images_reuse_the_java_image_machinery() -> None:
@@ -477,7 +477,7 @@ def test_official_image_names_and_the_mode_each_instance_runs_in() -> None:
         == "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
     )
     built = {"python": "3.9", "install": "pip install -e ."}
-    old = {"python": "3.6", "install": "pip install -e ."}
+    old = {"python": "3.5", "install": "pip install -e ."}
     assert official_images.decide("o/r", "1", built, "auto") == official_images.Decision("build", None)
     assert official_images.decide("o/r", "1", old, "auto").where == "official"
     assert official_images.decide("o/r", "1", old, "build").where == "unsupported"
@@ -504,7 +504,7 @@ def test_coverage_counts_each_repository_by_where_its_instances_run() -> None:
     from pytest_tebench.benchmarks.swebench import coverage
 
     rows = [
-        {"instance_id": "django__django-11099", "repo": "django/django", "version": "3.0"},  # Python 3.6
+        {"instance_id": "django__django-11099", "repo": "django/django", "version": "1.9"},  # Python 3.5
         {"instance_id": "django__django-15000", "repo": "django/django", "version": "4.1"},  # Python 3.9
         {"instance_id": "sympy__sympy-24443", "repo": "sympy/sympy", "version": "1.12"},
         {"instance_id": "x__y-1", "repo": "x/y", "version": "1"},  # no specification
@@ -518,9 +518,21 @@ def test_coverage_counts_each_repository_by_where_its_instances_run() -> None:
     assert entries[0].image == "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
     assert coverage.as_json(entries, "auto")["totals"] == {"build": 2, "official": 1, "unsupported": 1}
     assert "| **all** | 4 | 2 | 1 | 1 |" in coverage.table(entries)
+    why = dict(coverage.reasons(coverage.coverage(rows, "build")))
+    assert [n for reason, n in why.items() if reason.startswith("needs Python 3.5; Debian and Ubuntu")] == [1]
+
+
+def test_pythons_no_debian_suite_has_come_from_ubuntu_with_its_pinned_archive_keys() -> None:
+    from pytest_tebench.run import docker_image
+
+    bionic = environment.base_recipe(environment.SUITE_FOR_PYTHON["3.6"])
+    assert (bionic.suite, bionic.mirror) == ("bionic", "http://archive.ubuntu.com/ubuntu")
+    assert "F6ECB3762474EDA9D21B7022871920D1991BC93C" in bionic.keyring_fingerprints
+    assert docker_image.image_tag(bionic).startswith("pytest-tebench/python-bionic:")
+    assert [environment.SUITE_FOR_PYTHON[v] for v in ("3.8", "3.10")] == ["focal", "jammy"]
+    # Debian's recipes carry no keyring: their tags (and cached images) stay what they were
+    assert environment.base_recipe("bullseye").keyring_deb == ""
     assert (
-        dict(coverage.reasons(coverage.coverage(rows, "build")))[
-            "needs Python 3.6; Debian ships only 3.9 (bullseye), 3.11 (bookworm), 3.13 (trixie) as python3"
-        ]
-        == 1
+        docker_image.image_tag(environment.base_recipe("bullseye"))
+        == "pytest-tebench/python-bullseye:4b54b20c9574"
     )

@@ -31,6 +31,7 @@ other lines (``sed`` on the source tree) run before each install.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -58,8 +59,26 @@ ENV_RECIPE_VERSION = 1
 ENV_REPOSITORY = "pytest-tebench/swebench-env"
 VENV = "/opt/venv"
 GENERATED_TAR = "/opt/swebench/generated.tar"
-#: The Python each Debian suite ships as ``python3``.
-SUITE_FOR_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
+#: The suite whose ``python3`` is each Python: Debian's, and Ubuntu's for versions no Debian suite
+#: the mirror still serves has (Ubuntu 18.04 bionic 3.6, 20.04 focal 3.8, 22.04 jammy 3.10).
+SUITE_FOR_PYTHON = {
+    "3.6": "bionic",
+    "3.8": "focal",
+    "3.9": "bullseye",
+    "3.10": "jammy",
+    "3.11": "bookworm",
+    "3.13": "trixie",
+}
+UBUNTU_SUITES = frozenset({"bionic", "focal", "jammy"})
+UBUNTU_MIRROR = "http://archive.ubuntu.com/ubuntu"
+#: Ubuntu's archive keys (2012 archive, 2012 CD image, 2018 archive), as ubuntu-keyring ships them:
+#: a Debian host has no Ubuntu keyring, so the package is fetched and held to these.
+UBUNTU_KEYRING_DEB = f"{UBUNTU_MIRROR}/pool/main/u/ubuntu-keyring/ubuntu-keyring_2023.11.28.1_all.deb"
+UBUNTU_FINGERPRINTS = (
+    "790BC7277767219C42C86F933B4FE6ACC0B21F32",
+    "843938DF228D22F7B3742BC0D94AA3F0EFE21092",
+    "F6ECB3762474EDA9D21B7022871920D1991BC93C",
+)
 #: Unpinned packages resolve as PyPI stood on this date: when SWE-bench was published (October 2023)
 #: and its FAIL_TO_PASS / PASS_TO_PASS lists were validated. Today's PyPI gives e.g. pytest 8, which
 #: no longer runs nose-style ``setup`` methods that PASS_TO_PASS tests of pydicom rely on.
@@ -126,7 +145,7 @@ _BASE_PACKAGES = (
 
 def base_recipe(suite: str) -> docker_image.Recipe:
     """The suite base image's recipe (the same machinery and cache rules as the Java image)."""
-    return docker_image.Recipe(
+    recipe = docker_image.Recipe(
         suite=suite,
         packages=_BASE_PACKAGES,
         jdks=(),
@@ -141,6 +160,11 @@ def base_recipe(suite: str) -> docker_image.Recipe:
             'CMD ["/bin/bash"]',
         ),
         repository=f"pytest-tebench/python-{suite}",
+    )
+    if suite not in UBUNTU_SUITES:
+        return recipe
+    return dataclasses.replace(
+        recipe, mirror=UBUNTU_MIRROR, keyring_deb=UBUNTU_KEYRING_DEB, keyring_fingerprints=UBUNTU_FINGERPRINTS
     )
 
 
@@ -332,7 +356,7 @@ def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> 
     python = str(spec.get("python", ""))
     if python not in SUITE_FOR_PYTHON:
         have = ", ".join(f"{v} ({s})" for v, s in SUITE_FOR_PYTHON.items())
-        return f"{repo} {version} needs Python {python}; Debian ships only {have} as python3"
+        return f"{repo} {version} needs Python {python}; Debian and Ubuntu ship only {have} as python3"
     unreachable = [str(c) for c in spec.get("pre_install") or () if _UNREACHABLE_LINE.search(str(c))]
     if unreachable:
         return (
