@@ -229,9 +229,14 @@ def test_figures_and_the_official_run_report() -> None:
 def test_unsupported_environments_are_skipped_and_listed_never_scored(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    # xarray 0.12 is a conda environment.yml: decided from SWE-bench's specification, before any
-    # repository or Docker engine is needed (neither exists for this run)
-    row = {**ROW, "instance_id": "pydata__xarray-1", "repo": "pydata/xarray", "version": "0.12"}
+    # matplotlib 3.5 downloads qhull from qhull.org: decided from SWE-bench's specification, before
+    # any repository or Docker engine is needed (neither exists for this run)
+    row = {
+        **ROW,
+        "instance_id": "matplotlib__matplotlib-1",
+        "repo": "matplotlib/matplotlib",
+        "version": "3.5",
+    }
     dataset = tmp_path / "rows.jsonl"
     dataset.write_text(json.dumps(row) + "\n")
     report = tmp_path / "report.json"
@@ -252,15 +257,15 @@ def test_unsupported_environments_are_skipped_and_listed_never_scored(
     # auto mode: not built here, and its official image is neither here nor pulled
     result.stdout.fnmatch_lines(
         [
-            "*unsupported environment: pydata/xarray 0.12 is specified by a conda environment.yml; "
-            "and the official image swebench/sweb.eval.x86_64.pydata_1776_xarray-1:latest *"
+            "*unsupported environment: matplotlib/matplotlib 3.5's pre_install needs what Debian and PyPI "
+            "cannot give: wget*; and the official image swebench/sweb.eval.x86_64.matplotlib_1776_matplotlib-1:latest *"
         ]
     )
     block = json.loads(report.read_text())["summary"]["gold"]
     assert (block["judged"], block["unsupported_environment"], block["resolved_pct"]) == (0, 1, None)
     record = json.loads(report.read_text())["results"][0]
     assert record["status"] == "unsupported_environment"
-    assert json.loads(run.read_text())["error_ids"] == ["pydata__xarray-1"]
+    assert json.loads(run.read_text())["error_ids"] == ["matplotlib__matplotlib-1"]
 
 
 def test_the_python_base_images_reuse_the_java_image_machinery() -> None:
@@ -535,4 +540,44 @@ def test_pythons_no_debian_suite_has_come_from_ubuntu_with_its_pinned_archive_ke
     assert (
         docker_image.image_tag(environment.base_recipe("bullseye"))
         == "pytest-tebench/python-bullseye:4b54b20c9574"
+    )
+
+
+def test_a_conda_environment_yml_is_installed_as_pypi_packages() -> None:
+    from pytest_tebench.benchmarks.swebench import conda_env
+
+    # the shape of xarray's ci/requirements/environment.yml
+    text = """name: xarray-tests
+channels:
+  - conda-forge
+dependencies:
+  - cdms2
+  - dask-core
+  - fsspec!=2021.7.0
+  - hdf5
+  - iris
+  - lxml  # Optional dep of pydap
+  - matplotlib-base
+  - numpy<1.24
+  - pandas=1.5
+  - pip
+  - pip:
+      - numbagg
+      - git+https://example.org/x.git
+  - zarr
+"""
+    assert conda_env.pip_requirements(text) == [
+        "dask", "fsspec!=2021.7.0", "scitools-iris", "lxml", "matplotlib", "numpy<1.24", "pandas==1.5.*",
+        "numbagg", "git+https://example.org/x.git", "zarr",
+    ]  # fmt: skip
+    files = {"ci/requirements/environment.yml": text}
+    plan = environment.plan_environment(
+        "pydata/xarray", "0.12", {"python": "3.10", "install": "pip install -e .", "packages": "environment.yml"},
+        setup_commit="c" * 40, read_file=files.get, requirement_paths=(),
+        env_yml_paths=("ci/requirements/environment.yml", "environment.yml"),
+    )  # fmt: skip
+    assert plan.suite == "jammy"
+    assert (
+        "scitools-iris\nlxml" in plan.script()
+        and "python -m pip install -r /tmp/environment.txt" in plan.script()
     )

@@ -103,6 +103,8 @@ class Recipe:
     keyring_deb: str = ""
     keyring_fingerprints: tuple[str, ...] = ()
     keyring_path: str = "usr/share/keyrings/ubuntu-archive-keyring.gpg"
+    #: The archive's components (debootstrap ``--components``); empty: its default (``main``).
+    components: tuple[str, ...] = ()
 
 
 DEFAULT_RECIPE = Recipe()
@@ -264,6 +266,8 @@ def recipe_hash(recipe: Recipe = DEFAULT_RECIPE) -> str:
         payload["repository"] = recipe.repository
     if recipe.keyring_deb:
         payload["keyring"] = [recipe.keyring_deb, *recipe.keyring_fingerprints]
+    if recipe.components:
+        payload["components"] = list(recipe.components)
     blob = json.dumps(payload, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:12]
 
@@ -367,6 +371,7 @@ def build_rootfs(rootfs: Path, recipe: Recipe = DEFAULT_RECIPE, *, progress: Pro
                 "debootstrap",
                 "--variant=minbase",
                 *([f"--keyring={keyring}", "--force-check-gpg"] if keyring else []),
+                *([f"--components={','.join(recipe.components)}"] if recipe.components else []),
                 recipe.suite,
                 str(rootfs),
                 recipe.mirror,

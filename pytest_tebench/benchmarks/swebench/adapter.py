@@ -197,6 +197,7 @@ class SwebenchAdapter:
             setup_commit=payload.environment_setup_commit,
             read_file=environment.show_file(source, payload.environment_setup_commit),
             requirement_paths=official.requirement_paths(payload.repo),
+            env_yml_paths=official.env_yml_paths(payload.repo),
             clean_requirements=official.modules().python_spec.clean_requirements,
             pretend_version=environment.pretend_version(source, payload.environment_setup_commit),
             pypi_date=self.pypi_date,

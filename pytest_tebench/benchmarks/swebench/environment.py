@@ -47,6 +47,7 @@ from typing import Any
 
 import docker.errors
 
+from pytest_tebench.benchmarks.swebench import conda_env
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.locking import file_lock
 from pytest_tebench.locking import lock_name
@@ -163,8 +164,13 @@ def base_recipe(suite: str) -> docker_image.Recipe:
     )
     if suite not in UBUNTU_SUITES:
         return recipe
+    # python3-venv is in Ubuntu's universe
     return dataclasses.replace(
-        recipe, mirror=UBUNTU_MIRROR, keyring_deb=UBUNTU_KEYRING_DEB, keyring_fingerprints=UBUNTU_FINGERPRINTS
+        recipe,
+        mirror=UBUNTU_MIRROR,
+        keyring_deb=UBUNTU_KEYRING_DEB,
+        keyring_fingerprints=UBUNTU_FINGERPRINTS,
+        components=("main", "universe"),
     )
 
 
@@ -271,6 +277,7 @@ def plan_environment(
     read_file: Callable[[str], str | None],
     requirement_paths: tuple[str, ...],
     clean_requirements: Callable[[str], str] = lambda text: text,
+    env_yml_paths: tuple[str, ...] = (),
     pretend_version: str = "",
     pypi_date: str = DEFAULT_PYPI_DATE,
 ) -> EnvironmentPlan:
@@ -296,6 +303,16 @@ def plan_environment(
         requirements = clean_requirements(_requirements(repo, requirement_paths, read_file))
         setup.append(f"cat > /tmp/requirements.txt <<'EOF_REQS'\n{requirements}\nEOF_REQS")
         setup.append("python -m pip install -r /tmp/requirements.txt")
+    elif packages == "environment.yml":
+        # conda-forge's packages as PyPI's (conda_env.py); one that will not install is left out, as
+        # an optional test dependency the tests skip without, rather than failing the environment
+        requirements = "\n".join(conda_env.pip_requirements(_first_file(repo, env_yml_paths, read_file)))
+        setup.append(f"cat > /tmp/environment.txt <<'EOF_REQS'\n{requirements}\nEOF_REQS")
+        setup.append(
+            "python -m pip install -r /tmp/environment.txt || while read -r req; do "
+            'python -m pip install "$req" || echo "pytest-tebench: left out $req"; '
+            "done < /tmp/environment.txt"
+        )
     elif packages:
         # conda package names; for these repositories they are PyPI names too (numpy, pandas, pytest)
         setup.append(f"python -m pip install {packages}")
@@ -362,14 +379,20 @@ def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> 
         return (
             f"{repo} {version}'s pre_install needs what Debian and PyPI cannot give: {'; '.join(unreachable)}"
         )
-    if spec.get("packages") == "environment.yml":
-        return f"{repo} {version} is specified by a conda environment.yml"
     if not spec.get("install"):
         return f"{repo} {version} has no install command in its specification"
     return None
 
 
 _EXCLUDED_REQ_PREFIXES = ("-e .", "#", ".[test")
+
+
+def _first_file(repo: str, paths: tuple[str, ...], read_file: Callable[[str], str | None]) -> str:
+    for path in paths:
+        text = read_file(path)
+        if text is not None:
+            return text
+    raise UnsupportedEnvironment(f"no environment.yml at {list(paths)} in {repo}")
 
 
 def _requirements(repo: str, paths: tuple[str, ...], read_file: Callable[[str], str | None]) -> str:
