@@ -97,7 +97,7 @@ def test_the_suite_is_the_one_that_ships_the_python() -> None:
         ({"python": "3.5", "install": "pip install ."}, "needs Python 3.5"),
         (
             {"python": "3.9", "install": "x", "pre_install": ["apt-get install -y x", 'wget -O "$Q" "$URL"']},
-            "pre_install needs what Debian and PyPI cannot give: wget",
+            "pre_install needs what Debian, Ubuntu and PyPI cannot give: wget",
         ),
         (None, "no specification"),
         ({"python": "3.9", "install": "x", "packages": "environment.yml"}, "environment.yml"),
@@ -257,7 +257,7 @@ def test_unsupported_environments_are_skipped_and_listed_never_scored(
     # auto mode: not built here, and its official image is neither here nor pulled
     result.stdout.fnmatch_lines(
         [
-            "*unsupported environment: matplotlib/matplotlib 3.5's pre_install needs what Debian and PyPI "
+            "*unsupported environment: matplotlib/matplotlib 3.5's pre_install needs what Debian, Ubuntu and PyPI "
             "cannot give: wget*; and the official image swebench/sweb.eval.x86_64.matplotlib_1776_matplotlib-1:latest *"
         ]
     )

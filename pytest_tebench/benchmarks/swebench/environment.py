@@ -376,9 +376,8 @@ def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> 
         return f"{repo} {version} needs Python {python}; Debian and Ubuntu ship only {have} as python3"
     unreachable = [str(c) for c in spec.get("pre_install") or () if _UNREACHABLE_LINE.search(str(c))]
     if unreachable:
-        return (
-            f"{repo} {version}'s pre_install needs what Debian and PyPI cannot give: {'; '.join(unreachable)}"
-        )
+        lines = "; ".join(unreachable)
+        return f"{repo} {version}'s pre_install needs what Debian, Ubuntu and PyPI cannot give: {lines}"
     if not spec.get("install"):
         return f"{repo} {version} has no install command in its specification"
     return None
