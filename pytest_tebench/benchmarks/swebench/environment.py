@@ -71,6 +71,7 @@ SUITE_FOR_PYTHON = {
     "3.13": "trixie",
 }
 UBUNTU_SUITES = frozenset({"bionic", "focal", "jammy"})
+PYPI_INDEX = "https://pypi.org/simple"
 UBUNTU_MIRROR = "http://archive.ubuntu.com/ubuntu"
 #: Ubuntu's archive keys (2012 archive, 2012 CD image, 2018 archive), as ubuntu-keyring ships them:
 #: a Debian host has no Ubuntu keyring, so the package is fetched and held to these.
@@ -164,9 +165,13 @@ def base_recipe(suite: str) -> docker_image.Recipe:
     )
     if suite not in UBUNTU_SUITES:
         return recipe
+    # bionic's venv has pip 9, whose default index is the old pypi.python.org (gone); focal's
+    # (pip 20) and jammy's (pip 22) already use pypi.org
+    changes = (*recipe.changes, f"ENV PIP_INDEX_URL={PYPI_INDEX}") if suite == "bionic" else recipe.changes
     # python3-venv is in Ubuntu's universe
     return dataclasses.replace(
         recipe,
+        changes=changes,
         mirror=UBUNTU_MIRROR,
         keyring_deb=UBUNTU_KEYRING_DEB,
         keyring_fingerprints=UBUNTU_FINGERPRINTS,
