@@ -581,3 +581,14 @@ dependencies:
         "scitools-iris\nlxml" in plan.script()
         and "python -m pip install -r /tmp/environment.txt" in plan.script()
     )
+
+
+def test_an_item_in_its_official_image_needs_no_repository_commits_and_is_keyed_apart() -> None:
+    built = SwebenchAdapter(images="build")
+    [instance] = built.load_instances([RawRecord(ROW, "rows.jsonl:1")])
+    official_adapter = SwebenchAdapter(images="official")
+    assert built.repository_commits(instance) == (SHA, ROW["environment_setup_commit"])
+    assert official_adapter.repository_commits(instance) == ()
+    # a built item's result key is what it was before the option existed; an official one's differs
+    assert "images" not in json.loads(str(built.cache_key(instance)))
+    assert json.loads(str(official_adapter.cache_key(instance)))["images"] == "official"

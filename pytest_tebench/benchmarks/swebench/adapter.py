@@ -149,8 +149,11 @@ class SwebenchAdapter:
         return payload.patch
 
     def repository_commits(self, instance: BenchmarkInstance) -> tuple[str, ...]:
-        """The commits ``prepare`` checks out (what a Dask worker's repository bundle must hold)."""
+        """The commits ``prepare`` checks out (what a Dask worker's repository bundle must hold);
+        none for an item that runs in its official image (the repository is in the image)."""
         payload: SwebenchInstance = instance.payload
+        if self._decide(payload).where != "build":
+            return ()
         return tuple(dict.fromkeys((payload.base_commit, payload.environment_setup_commit)))
 
     # -- running ---------------------------------------------------------------------------
