@@ -7,6 +7,7 @@
 
     tebench text DATASET --benchmark tebench|swebench --style oracle|bm25 --out FILE [-k EXPR] [-j N]
     tebench image {build,ensure,tag,info}
+    tebench swebench coverage --dataset DATASET [--images build|official|auto] [--json]
 
 Thin on purpose: each subcommand parses its arguments and calls one module.
 """
@@ -235,6 +236,21 @@ def _image(args: argparse.Namespace) -> int:
     return docker_image.main([args.action, *args.rest])
 
 
+def _swebench(args: argparse.Namespace) -> int:
+    import json
+
+    from pytest_tebench.benchmarks.swebench import coverage
+    from pytest_tebench.instance.datasets import load_records
+
+    rows = [record.data for record in load_records(args.dataset, split=args.split)]
+    entries = coverage.coverage(rows, args.images)
+    if args.json:
+        print(json.dumps(coverage.as_json(entries, args.images), indent=2))
+    else:
+        print(coverage.table(entries), end="")
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from pytest_tebench.report.html import load_runs
     from pytest_tebench.report.html import require_dependencies
@@ -365,6 +381,22 @@ def make_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     text.add_argument("--offline", action="store_true", help="never clone or fetch repositories")
     text.set_defaults(run=_text)
+
+    swebench = commands.add_parser("swebench", help="SWE-bench: where each instance of a dataset runs")
+    swebench.add_argument("action", choices=("coverage",))
+    swebench.add_argument(
+        "--dataset", required=True, metavar="DATASET", help="a .jsonl/.json/.parquet file or a hub name"
+    )
+    swebench.add_argument("--split", default="test", help="hub dataset split (default: test)")
+    swebench.add_argument(
+        "--images", choices=("build", "official", "auto"), default="auto",
+        help="as --tebench-swebench-images (default: auto: build where we can, else the official image)",
+    )  # fmt: skip
+    swebench.add_argument(
+        "--json", action="store_true",
+        help="print a JSON object (repositories: {repo: {build, official, unsupported}}, entries...)",
+    )  # fmt: skip
+    swebench.set_defaults(run=_swebench)
 
     image = commands.add_parser("image", help="build or inspect the Docker base image")
     image.add_argument("action", choices=("build", "ensure", "tag", "info"))

@@ -96,10 +96,10 @@ def test_the_suite_is_the_one_that_ships_the_python() -> None:
 @pytest.mark.parametrize(
     ("spec", "reason"),
     [
-        ({"python": "3.6", "install": "pip install ."}, "needs Python 3.6"),
+        ({"python": "3.5", "install": "pip install ."}, "needs Python 3.5"),
         (
-            {"python": "3.9", "install": "x", "pre_install": ["apt-get install -y libenchant-2-dev"]},
-            "system packages",
+            {"python": "3.9", "install": "x", "pre_install": ["apt-get install -y x", 'wget -O "$Q" "$URL"']},
+            "pre_install needs what Debian, Ubuntu and PyPI cannot give: wget",
         ),
         (None, "no specification"),
         ({"python": "3.9", "install": "x", "packages": "environment.yml"}, "environment.yml"),
@@ -264,9 +264,14 @@ def test_figures_and_the_official_run_report() -> None:
 def test_unsupported_environments_are_skipped_and_listed_never_scored(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    # pydicom 1.2 needs Python 3.6: decided from SWE-bench's specification, before any repository
-    # or Docker engine is needed (neither exists for this run)
-    row = {**ROW, "instance_id": "pydicom__pydicom-1", "repo": "pydicom/pydicom", "version": "1.2"}
+    # matplotlib 3.5 downloads qhull from qhull.org: decided from SWE-bench's specification, before
+    # any repository or Docker engine is needed (neither exists for this run)
+    row = {
+        **ROW,
+        "instance_id": "matplotlib__matplotlib-1",
+        "repo": "matplotlib/matplotlib",
+        "version": "3.5",
+    }
     dataset = tmp_path / "rows.jsonl"
     dataset.write_text(json.dumps(row) + "\n")
     report = tmp_path / "report.json"
@@ -284,13 +289,19 @@ def test_unsupported_environments_are_skipped_and_listed_never_scored(
         "-rs",
     )
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*unsupported environment: pydicom/pydicom 1.2 needs Python 3.6*"])
+    # auto mode: not built here, and its official image is neither here nor pulled
+    result.stdout.fnmatch_lines(
+        [
+            "*unsupported environment: matplotlib/matplotlib 3.5's pre_install needs what Debian, Ubuntu and PyPI "
+            "cannot give: wget*; and the official image swebench/sweb.eval.x86_64.matplotlib_1776_matplotlib-1:latest *"
+        ]
+    )
     block = json.loads(report.read_text())["summary"]["gold"]
     assert (block["judged"], block["unsupported_environment"], block["resolved_rate_judged"]) == (0, 1, None)
     assert block["resolved_rate"] == 0.0  # SWE-bench's figure: 0 of 1 instance
     record = json.loads(report.read_text())["results"][0]
     assert record["status"] == "unsupported_environment"
-    assert json.loads(run.read_text())["error_ids"] == ["pydicom__pydicom-1"]
+    assert json.loads(run.read_text())["error_ids"] == ["matplotlib__matplotlib-1"]
 
 
 def test_the_python_base_images_reuse_the_java_image_machinery() -> None:
@@ -313,6 +324,24 @@ def test_pre_install_commands_that_are_not_system_installs_run_before_the_instal
     script = plan.script().splitlines()
     install = "pip install -e . || pip install -e . --no-build-isolation"
     assert script.index("sed -i 's/>=>=/>=/' setup.cfg") < script.index(install)
+
+
+def test_system_lines_of_pre_install_run_as_root_before_the_venv_and_never_in_a_layer() -> None:
+    # django 4.0's pre_install, as SWE-bench 4.1.0 has it: a locale from Debian's `locales`
+    django = [
+        "apt-get update && apt-get install -y locales",
+        "echo 'en_US UTF-8' > /etc/locale.gen",
+        "locale-gen en_US.UTF-8",
+    ]
+    plan = _plan(
+        {"python": "3.9", "install": "pip install -e .", "pre_install": [*django, "sed -i x tox.ini"]}
+    )
+    assert plan.system == tuple(django) and plan.pre_install == ("sed -i x tox.ini",)
+    script = plan.script().splitlines()
+    assert script.index("locale-gen en_US.UTF-8") < script.index(f"python3 -m venv {environment.VENV}")
+    assert script.index("sed -i x tox.ini") > script.index(f"python3 -m venv {environment.VENV}")
+    layer = environment.InstanceLayerPlan(plan, "env:1", "c" * 40, ())
+    assert "apt-get" not in layer.script() and "sed -i x tox.ini" in layer.script()
 
 
 def test_the_install_runs_again_at_base_commit_only_when_what_decides_it_changed(tmp_path: Path) -> None:
@@ -482,3 +511,123 @@ def test_tests_that_name_a_file_the_repository_downloads_need_the_internet(tmp_p
     assert network.internet_need(history.path, new, "", files, "pydicom/pydicom") == (
         "the tests in tests/test_px.py read test files pydicom downloads from GitHub (SC_rgb.dcm)"
     )
+
+
+def test_official_image_names_and_the_mode_each_instance_runs_in() -> None:
+    from pytest_tebench.benchmarks.swebench import official_images
+
+    assert (
+        official_images.image_name("django__django-11099")
+        == "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
+    )
+    built = {"python": "3.9", "install": "pip install -e ."}
+    old = {"python": "3.5", "install": "pip install -e ."}
+    assert official_images.decide("o/r", "1", built, "auto") == official_images.Decision("build", None)
+    assert official_images.decide("o/r", "1", old, "auto").where == "official"
+    assert official_images.decide("o/r", "1", old, "build").where == "unsupported"
+    assert official_images.decide("o/r", "1", built, "official") == official_images.Decision("official", None)
+    # no specification: no eval script either, whatever the mode
+    assert official_images.decide("o/r", "1", None, "official").where == "unsupported"
+
+
+def test_the_official_container_tries_swebench_apply_commands_in_order_then_runs_eval_sh() -> None:
+    from pytest_tebench.benchmarks.swebench import official_images
+
+    commands = official_images.apply_commands()
+    assert commands == (
+        "git apply --verbose",
+        "git apply --verbose --reject",
+        "patch --batch --fuzz=5 -p1 -i",
+    )
+    script = official_images.container_script(commands)
+    positions = [script.index(f"if {c} /workspace/patch.diff") for c in commands]
+    assert positions == sorted(positions) and script.count("exec /bin/bash /workspace/eval.sh") == 3
+
+
+def test_coverage_counts_each_repository_by_where_its_instances_run() -> None:
+    from pytest_tebench.benchmarks.swebench import coverage
+
+    rows = [
+        {"instance_id": "django__django-11099", "repo": "django/django", "version": "1.9"},  # Python 3.5
+        {"instance_id": "django__django-15000", "repo": "django/django", "version": "4.1"},  # Python 3.9
+        {"instance_id": "sympy__sympy-24443", "repo": "sympy/sympy", "version": "1.12"},
+        {"instance_id": "x__y-1", "repo": "x/y", "version": "1"},  # no specification
+    ]
+    entries = coverage.coverage(rows)
+    assert coverage.by_repository(entries) == {
+        "django/django": {"build": 1, "official": 1, "unsupported": 0},
+        "sympy/sympy": {"build": 1, "official": 0, "unsupported": 0},
+        "x/y": {"build": 0, "official": 0, "unsupported": 1},
+    }
+    assert entries[0].image == "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
+    assert coverage.as_json(entries, "auto")["totals"] == {"build": 2, "official": 1, "unsupported": 1}
+    assert "| **all** | 4 | 2 | 1 | 1 |" in coverage.table(entries)
+    why = dict(coverage.reasons(coverage.coverage(rows, "build")))
+    assert [n for reason, n in why.items() if reason.startswith("needs Python 3.5; Debian and Ubuntu")] == [1]
+
+
+def test_pythons_no_debian_suite_has_come_from_ubuntu_with_its_pinned_archive_keys() -> None:
+    from pytest_tebench.run import docker_image
+
+    bionic = environment.base_recipe(environment.SUITE_FOR_PYTHON["3.6"])
+    assert (bionic.suite, bionic.mirror) == ("bionic", "http://archive.ubuntu.com/ubuntu")
+    assert "F6ECB3762474EDA9D21B7022871920D1991BC93C" in bionic.keyring_fingerprints
+    assert docker_image.image_tag(bionic).startswith("pytest-tebench/python-bionic:")
+    assert [environment.SUITE_FOR_PYTHON[v] for v in ("3.8", "3.10")] == ["focal", "jammy"]
+    # Debian's recipes carry no keyring: their tags (and cached images) stay what they were
+    assert environment.base_recipe("bullseye").keyring_deb == ""
+    assert (
+        docker_image.image_tag(environment.base_recipe("bullseye"))
+        == "pytest-tebench/python-bullseye:4b54b20c9574"
+    )
+
+
+def test_a_conda_environment_yml_is_installed_as_pypi_packages() -> None:
+    from pytest_tebench.benchmarks.swebench import conda_env
+
+    # the shape of xarray's ci/requirements/environment.yml
+    text = """name: xarray-tests
+channels:
+  - conda-forge
+dependencies:
+  - cdms2
+  - dask-core
+  - fsspec!=2021.7.0
+  - hdf5
+  - iris
+  - lxml  # Optional dep of pydap
+  - matplotlib-base
+  - numpy<1.24
+  - pandas=1.5
+  - pip
+  - pip:
+      - numbagg
+      - git+https://example.org/x.git
+  - zarr
+"""
+    assert conda_env.pip_requirements(text) == [
+        "dask", "fsspec!=2021.7.0", "scitools-iris", "lxml", "matplotlib", "numpy<1.24", "pandas==1.5.*",
+        "numbagg", "git+https://example.org/x.git", "zarr",
+    ]  # fmt: skip
+    files = {"ci/requirements/environment.yml": text}
+    plan = environment.plan_environment(
+        "pydata/xarray", "0.12", {"python": "3.10", "install": "pip install -e .", "packages": "environment.yml"},
+        setup_commit="c" * 40, read_file=files.get, requirement_paths=(),
+        env_yml_paths=("ci/requirements/environment.yml", "environment.yml"),
+    )  # fmt: skip
+    assert plan.suite == "jammy"
+    assert (
+        "scitools-iris\nlxml" in plan.script()
+        and "python -m pip install -r /tmp/environment.txt" in plan.script()
+    )
+
+
+def test_an_item_in_its_official_image_needs_no_repository_commits_and_is_keyed_apart() -> None:
+    built = SwebenchAdapter(images="build")
+    [instance] = built.load_instances([RawRecord(ROW, "rows.jsonl:1")])
+    official_adapter = SwebenchAdapter(images="official")
+    assert built.repository_commits(instance) == (SHA, ROW["environment_setup_commit"])
+    assert official_adapter.repository_commits(instance) == ()
+    # a built item's result key is what it was before the option existed; an official one's differs
+    assert "images" not in json.loads(str(built.cache_key(instance)))
+    assert json.loads(str(official_adapter.cache_key(instance)))["images"] == "official"

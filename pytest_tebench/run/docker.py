@@ -35,6 +35,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -428,8 +429,18 @@ class DockerExecutor:
             "detach": True,
         }
 
-    def run(self, workspace: Path, step: BuildStep, *, maven_repo: Path) -> StepResult:
-        """Run ``step`` in a new container; see :class:`~pytest_tebench.run.executor.Executor`."""
+    def run(
+        self,
+        workspace: Path,
+        step: BuildStep,
+        *,
+        maven_repo: Path,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> StepResult:
+        """Run ``step`` in a new container; see :class:`~pytest_tebench.run.executor.Executor`.
+
+        ``overrides`` replace keys of :meth:`container_spec` for images that cannot run in the
+        default sandbox (SWE-bench's official images: root, a writable root file system)."""
         workspace = Path(os.path.abspath(workspace))
         maven_repo = Path(os.path.abspath(maven_repo))
         if not workspace.is_dir():
@@ -444,6 +455,7 @@ class DockerExecutor:
             image_id = self._ensure_image()
             spec = self.container_spec(workspace, step, maven_repo)
             runtime = f"docker {self.image} ({image_id[:19]}) JAVA_HOME={spec['environment']['JAVA_HOME']}"
+        spec.update(overrides or {})
         restore = self._hand_over(workspace, maven_repo, step)
         container: Any = None
         started = time.monotonic()

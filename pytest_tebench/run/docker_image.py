@@ -97,6 +97,14 @@ class Recipe:
     template: str = ""
     changes: tuple[str, ...] = ()
     repository: str = ""
+    #: A distribution whose archive keys the host lacks (Ubuntu, on a Debian host): the keyring
+    #: package's URL on the mirror, and the fingerprints its keyring must hold exactly; debootstrap
+    #: then checks the suite's ``Release`` signature against it. Empty: the host's keyring.
+    keyring_deb: str = ""
+    keyring_fingerprints: tuple[str, ...] = ()
+    keyring_path: str = "usr/share/keyrings/ubuntu-archive-keyring.gpg"
+    #: The archive's components (debootstrap ``--components``); empty: its default (``main``).
+    components: tuple[str, ...] = ()
 
 
 DEFAULT_RECIPE = Recipe()
@@ -256,6 +264,10 @@ def recipe_hash(recipe: Recipe = DEFAULT_RECIPE) -> str:
     if recipe.repository:
         # only other toolchains' recipes carry it: the Java image's tag stays what it was
         payload["repository"] = recipe.repository
+    if recipe.keyring_deb:
+        payload["keyring"] = [recipe.keyring_deb, *recipe.keyring_fingerprints]
+    if recipe.components:
+        payload["components"] = list(recipe.components)
     blob = json.dumps(payload, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:12]
 
@@ -326,15 +338,47 @@ def _check_build_host() -> None:
         )
 
 
+def _verified_keyring(recipe: Recipe, scratch: Path, progress: Progress) -> Path:
+    """The recipe's archive keyring, fetched from its mirror and accepted only when its keys are
+    exactly the pinned fingerprints (the trust anchor; the download itself is plain HTTP)."""
+    deb = scratch / "keyring.deb"
+    progress(f"[image] fetching the archive keyring {recipe.keyring_deb}")
+    _run_logged(
+        ["curl", "-fsSL", "--max-time", "120", "-o", str(deb), recipe.keyring_deb], progress, "keyring"
+    )
+    _run_logged(["dpkg-deb", "-x", str(deb), str(scratch / "x")], progress, "keyring")
+    keyring = scratch / "x" / recipe.keyring_path
+    listed = subprocess.run(
+        ["gpg", "--show-keys", "--with-colons", str(keyring)], capture_output=True, text=True, check=False
+    )
+    found = {line.split(":")[9] for line in listed.stdout.splitlines() if line.startswith("fpr:")}
+    if not keyring.is_file() or found != set(recipe.keyring_fingerprints):
+        raise HarnessError(
+            f"image build: the keyring of {recipe.keyring_deb} holds {sorted(found)}, "
+            f"not the pinned {sorted(recipe.keyring_fingerprints)}"
+        )
+    return keyring
+
+
 def build_rootfs(rootfs: Path, recipe: Recipe = DEFAULT_RECIPE, *, progress: Progress = _noop) -> None:
     """Bootstrap ``rootfs`` and run the setup script in it (the slow, networked part)."""
     _check_build_host()
     progress(f"[image] debootstrap --variant=minbase {recipe.suite} {recipe.mirror}")
-    _run_logged(
-        ["debootstrap", "--variant=minbase", recipe.suite, str(rootfs), recipe.mirror],
-        progress,
-        "debootstrap",
-    )
+    with tempfile.TemporaryDirectory(prefix="tebench-keyring-") as scratch:
+        keyring = _verified_keyring(recipe, Path(scratch), progress) if recipe.keyring_deb else None
+        _run_logged(
+            [
+                "debootstrap",
+                "--variant=minbase",
+                *([f"--keyring={keyring}", "--force-check-gpg"] if keyring else []),
+                *([f"--components={','.join(recipe.components)}"] if recipe.components else []),
+                recipe.suite,
+                str(rootfs),
+                recipe.mirror,
+            ],
+            progress,
+            "debootstrap",
+        )
     # Before the packages: installing ca-certificates(-java) folds these into the system and the
     # Java trust stores.
     for name, pem in host_ca_certificates(recipe):

@@ -31,6 +31,7 @@ from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import instances
 from pytest_tebench.benchmarks.swebench import network
 from pytest_tebench.benchmarks.swebench import official
+from pytest_tebench.benchmarks.swebench import official_images
 from pytest_tebench.benchmarks.swebench import summary as figures
 from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_BUILDS
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
@@ -61,6 +62,17 @@ class SwebenchPrepared:
     timings: dict[str, float]
     #: The commit the spec's install ran at: ``environment_setup_commit``, or ``base_commit`` (a layer).
     install_commit: str
+
+
+@dataclass
+class OfficialPrepared:
+    """An instance that runs in its official image (``--tebench-swebench-images``)."""
+
+    image: str
+    timings: dict[str, float]
+    #: Why it is not built here (None in ``official`` mode for an instance that would build).
+    reason: str | None
+    python: str
 
 
 def _stderr(line: str) -> None:
@@ -104,7 +116,10 @@ class SwebenchAdapter:
         min_resolved: float | None = None,
         executor_values: Mapping[str, Any] | None = None,
         rerun: bool = False,
+        images: str = official_images.DEFAULT_MODE,
     ) -> None:
+        #: ``build``, ``official`` or ``auto`` (build where we can, else the official image).
+        self.images = images
         #: PyPI's state that environments resolve unpinned packages against ("" = today's).
         self.pypi_date = pypi_date
         self.run_report = run_report
@@ -132,8 +147,11 @@ class SwebenchAdapter:
 
     def cache_key(self, instance: BenchmarkInstance) -> str | None:
         payload: SwebenchInstance = instance.payload
+        # only items that run in an official image carry the mode: keys of built ones stay as they were
+        where = self._decide(payload).where
         return json.dumps(
             {
+                **({"images": where} if where == "official" else {}),
                 "row": dataclasses.asdict(payload),
                 "evaluation": EVALUATION_VERSION,
                 # a stored result is the guard's judgement too: another guard judges afresh
@@ -151,8 +169,11 @@ class SwebenchAdapter:
         return payload.patch
 
     def repository_commits(self, instance: BenchmarkInstance) -> tuple[str, ...]:
-        """The commits ``prepare`` checks out (what a Dask worker's repository bundle must hold)."""
+        """The commits ``prepare`` checks out (what a Dask worker's repository bundle must hold);
+        none for an item that runs in its official image (the repository is in the image)."""
         payload: SwebenchInstance = instance.payload
+        if self._decide(payload).where != "build":
+            return ()
         return tuple(dict.fromkeys((payload.base_commit, payload.environment_setup_commit)))
 
     # -- running ---------------------------------------------------------------------------
@@ -171,14 +192,18 @@ class SwebenchAdapter:
             self._executor = create_executor(ExecutorOptions.from_values("docker", self.executor_values))
         return self._executor
 
-    def prepare(self, instance: BenchmarkInstance, context: EvalContext) -> SwebenchPrepared:
+    def prepare(
+        self, instance: BenchmarkInstance, context: EvalContext
+    ) -> SwebenchPrepared | OfficialPrepared:
         payload: SwebenchInstance = instance.payload
         started = time.perf_counter()
         _register_demo()
         spec = official.specs(payload.repo, payload.version)
-        reason = environment.unsupported_reason(payload.repo, payload.version, spec)
-        if reason is not None:
-            raise environment.UnsupportedEnvironment(reason)
+        decision = self._decide(payload)
+        if decision.where == "unsupported":
+            raise environment.UnsupportedEnvironment(str(decision.reason))
+        if decision.where == "official":
+            return self._prepare_official(payload, spec or {}, decision.reason, context, started)
         source = context.repos.locate(payload.repo, [payload.base_commit, payload.environment_setup_commit])
         located = time.perf_counter()
         if not self.network:
@@ -195,6 +220,7 @@ class SwebenchAdapter:
             setup_commit=payload.environment_setup_commit,
             read_file=environment.show_file(source, payload.environment_setup_commit),
             requirement_paths=official.requirement_paths(payload.repo),
+            env_yml_paths=official.env_yml_paths(payload.repo),
             clean_requirements=official.modules().python_spec.clean_requirements,
             pretend_version=environment.pretend_version(source, payload.environment_setup_commit),
             pypi_date=self.pypi_date,
@@ -243,10 +269,42 @@ class SwebenchAdapter:
             "network": self.network,
         }
         return record
+    def _decide(self, payload: SwebenchInstance) -> official_images.Decision:
+        _register_demo()
+        spec = official.specs(payload.repo, payload.version)
+        return official_images.decide(payload.repo, payload.version, spec, self.images)
+
+    def _prepare_official(
+        self,
+        payload: SwebenchInstance,
+        spec: Mapping[str, Any],
+        reason: str | None,
+        context: EvalContext,
+        started: float,
+    ) -> OfficialPrepared:
+        image = official_images.image_name(payload.instance_id)
+        try:
+            client = getattr(self.executor(context), "client", None)
+            if client is None:
+                raise HarnessError("the SWE-bench benchmark needs a Docker executor")
+            missing = official_images.missing_reason(client, image)
+        except HarnessError as exc:
+            # no engine, no image to be had: the same answer as an image no registry gives
+            missing = f"the official image {image} cannot be had: {exc}"
+        if missing is not None:
+            # first why it is not built here (the more useful half), then why no image either
+            raise environment.UnsupportedEnvironment(
+                missing if reason is None else f"{reason}; and {missing}"
+            )
+        return OfficialPrepared(
+            image, {"environment": time.perf_counter() - started}, reason, str(spec.get("python", ""))
+        )
 
     def evaluate(
         self, instance: BenchmarkInstance, prepared: Prepared, prediction: Prediction, context: EvalContext
     ) -> dict[str, Any]:
+        if isinstance(prepared, OfficialPrepared):
+            return self._evaluate_official(instance, prepared, prediction, context)
         assert isinstance(prepared, SwebenchPrepared)
         payload: SwebenchInstance = instance.payload
         record = base_record(instance, prediction, "evaluated")
@@ -262,6 +320,7 @@ class SwebenchAdapter:
             "resolution": None,
             "patch_extraction": prediction.extraction,
             "network": self.network,
+            "environment": "build",
         }
         record["swebench"] = block
         if prediction.is_empty:
@@ -443,6 +502,80 @@ class SwebenchAdapter:
             write_atomic(store, json.dumps({"baseline": baseline}).encode())
         return baseline, "gold run" if baseline else NO_BASELINE
 
+    def _evaluate_official(
+        self,
+        instance: BenchmarkInstance,
+        prepared: OfficialPrepared,
+        prediction: Prediction,
+        context: EvalContext,
+    ) -> dict[str, Any]:
+        """The official harness's steps in the instance's official image (:mod:`.official_images`)."""
+        payload: SwebenchInstance = instance.payload
+        record = base_record(instance, prediction, "evaluated")
+        record["timings"] = dict(prepared.timings)
+        block: dict[str, Any] = {
+            "repo": payload.repo,
+            "version": payload.version,
+            "image": prepared.image,
+            "python": prepared.python,
+            "suite": None,
+            "install_commit": payload.base_commit,
+            "resolved": False,
+            "resolution": None,
+            "patch_extraction": prediction.extraction,
+            "network": self.network,
+            "environment": "official",
+            "not_built_because": prepared.reason,
+        }
+        record["swebench"] = block
+        if prediction.is_empty:
+            record["status"] = "empty"
+            return record
+        started = time.perf_counter()
+        ran = official_images.run(
+            self.executor(context),
+            payload,
+            prepared.image,
+            prediction.patch,
+            timeout=self.timeout,
+            scratch_parent=context.work_dir,
+            network=self.network,
+        )
+        record["timings"]["tests"] = evaluation.timed(started)
+        block["test_command"] = " ".join(
+            [str((official.specs(payload.repo, payload.version) or {}).get("test_cmd")),
+             *official.test_directives(payload.repo, payload.test_patch)]
+        )  # fmt: skip
+        if ran.result.timed_out:
+            record["status"] = "timeout"
+            record["error"] = (
+                f"the tests ran past {self.timeout:g} s (SWE-bench: Tests Timed Out); not scored"
+            )
+            return record
+        if ran.method is None:
+            if ">>> " not in ran.apply_log:
+                # not one apply command ran: the container itself failed, not the patch
+                record["status"] = "error"
+                output = ran.result.output[-3000:]
+                record["error"] = (
+                    f"the official image's container failed (exit {ran.result.exit_code}):\n{output}"
+                )
+                return record
+            record["status"] = "not_applied"
+            record["error"] = (
+                f"the patch does not apply (SWE-bench: Patch Apply Failed)\n{ran.apply_log[-3000:]}"
+            )
+            return record
+        record["apply_method"] = ran.method
+        if official.START_TEST_OUTPUT not in ran.log:
+            record["status"] = "error"
+            record["error"] = (
+                f"the eval script did not reach the tests (exit {ran.result.exit_code}):\n{ran.log[-3000:]}"
+            )
+            return record
+        _grade_into(block, payload, ran.log)
+        return record
+
     def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
         """Workspaces are per prediction and removed by ``evaluate``; images are kept (the cache)."""
 
@@ -518,6 +651,15 @@ class _PatchRun:
     log: str = ""
     workspace: Path | None = None
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
+def _grade_into(block: dict[str, Any], payload: SwebenchInstance, log: str) -> None:
+    """The record block's verdict on ``log``: SWE-bench's grading, F2P/P2P successes and failures."""
+    _register_demo()
+    grading = evaluation.graded_fields(payload, log)
+    tests = grading.pop("tests_status")
+    block.update(grading)
+    for key, short in (("FAIL_TO_PASS", "f2p"), ("PASS_TO_PASS", "p2p")):
+        block[f"{short}_success"] = tests.get(key, {}).get("success", [])
+        block[f"{short}_failure"] = tests.get(key, {}).get("failure", [])
 
 
 def _register_demo() -> None:
@@ -557,4 +699,5 @@ def create_adapter(
         run_report=None if report is None else Path(report),
         executor_values=values,
         rerun=bool(values.get("rerun")),
+        images=str(values.get("swebench_images") or official_images.DEFAULT_MODE),
     )

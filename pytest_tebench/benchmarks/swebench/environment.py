@@ -21,13 +21,17 @@ Two layers, both cached by the hash of their recipe:
   the same share the environment; instances whose files are equal share one layer.
 
 SWE-bench itself makes its environments with conda, which can provide any Python; Debian provides
-one per suite. A specification whose Python no suite ships, or that needs system packages
-(a ``pre_install`` with apt-get), is ``unsupported_environment``: decided from the specification alone, before
-anything runs, and never counted as a model's failure.
+one per suite. A specification whose Python no suite ships, a conda ``environment.yml``, or a
+``pre_install`` that downloads from outside PyPI and Debian, is ``unsupported_environment``:
+decided from the specification alone, before anything runs, and never counted as a model's
+failure. A ``pre_install``'s system lines (``apt-get install`` of Debian packages, ``locale-gen``,
+writes under ``/etc``) run as root at the environment's build, from the suite's own mirror; its
+other lines (``sed`` on the source tree) run before each install.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -45,6 +49,7 @@ import docker.errors
 
 from pytest_tebench.benchmarks.swebench import pypi_dates
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
+from pytest_tebench.benchmarks.swebench import conda_env
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.locking import file_lock
 from pytest_tebench.locking import lock_name
@@ -57,8 +62,27 @@ ENV_RECIPE_VERSION = 1
 ENV_REPOSITORY = "pytest-tebench/swebench-env"
 VENV = "/opt/venv"
 GENERATED_TAR = "/opt/swebench/generated.tar"
-#: The Python each Debian suite ships as ``python3``.
-SUITE_FOR_PYTHON = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
+#: The suite whose ``python3`` is each Python: Debian's, and Ubuntu's for versions no Debian suite
+#: the mirror still serves has (Ubuntu 18.04 bionic 3.6, 20.04 focal 3.8, 22.04 jammy 3.10).
+SUITE_FOR_PYTHON = {
+    "3.6": "bionic",
+    "3.8": "focal",
+    "3.9": "bullseye",
+    "3.10": "jammy",
+    "3.11": "bookworm",
+    "3.13": "trixie",
+}
+UBUNTU_SUITES = frozenset({"bionic", "focal", "jammy"})
+PYPI_INDEX = "https://pypi.org/simple"
+UBUNTU_MIRROR = "http://archive.ubuntu.com/ubuntu"
+#: Ubuntu's archive keys (2012 archive, 2012 CD image, 2018 archive), as ubuntu-keyring ships them:
+#: a Debian host has no Ubuntu keyring, so the package is fetched and held to these.
+UBUNTU_KEYRING_DEB = f"{UBUNTU_MIRROR}/pool/main/u/ubuntu-keyring/ubuntu-keyring_2023.11.28.1_all.deb"
+UBUNTU_FINGERPRINTS = (
+    "790BC7277767219C42C86F933B4FE6ACC0B21F32",
+    "843938DF228D22F7B3742BC0D94AA3F0EFE21092",
+    "F6ECB3762474EDA9D21B7022871920D1991BC93C",
+)
 #: Unpinned packages resolve as PyPI stood on this date: when SWE-bench was published (October 2023)
 #: and its FAIL_TO_PASS / PASS_TO_PASS lists were validated. Today's PyPI gives e.g. pytest 8, which
 #: no longer runs nose-style ``setup`` methods that PASS_TO_PASS tests of pydicom rely on.
@@ -128,7 +152,7 @@ _BASE_PACKAGES = (
 
 def base_recipe(suite: str) -> docker_image.Recipe:
     """The suite base image's recipe (the same machinery and cache rules as the Java image)."""
-    return docker_image.Recipe(
+    recipe = docker_image.Recipe(
         suite=suite,
         packages=_BASE_PACKAGES,
         jdks=(),
@@ -143,6 +167,20 @@ def base_recipe(suite: str) -> docker_image.Recipe:
             'CMD ["/bin/bash"]',
         ),
         repository=f"pytest-tebench/python-{suite}",
+    )
+    if suite not in UBUNTU_SUITES:
+        return recipe
+    # bionic's venv has pip 9, whose default index is the old pypi.python.org (gone); focal's
+    # (pip 20) and jammy's (pip 22) already use pypi.org
+    changes = (*recipe.changes, f"ENV PIP_INDEX_URL={PYPI_INDEX}") if suite == "bionic" else recipe.changes
+    # python3-venv is in Ubuntu's universe
+    return dataclasses.replace(
+        recipe,
+        changes=changes,
+        mirror=UBUNTU_MIRROR,
+        keyring_deb=UBUNTU_KEYRING_DEB,
+        keyring_fingerprints=UBUNTU_FINGERPRINTS,
+        components=("main", "universe"),
     )
 
 
@@ -168,6 +206,9 @@ class EnvironmentPlan:
     setup_commit: str
     #: SWE-bench's ``pre_install`` commands (run in the source tree before ``install``).
     pre_install: tuple[str, ...] = ()
+    #: The ``pre_install`` lines that change the system (apt-get, locale-gen): run once, as root,
+    #: at the environment's build (an instance layer runs as the sandbox user and inherits them).
+    system: tuple[str, ...] = ()
     #: The requirement files' text read from the mirror (part of the hash through ``setup``).
     requirements: str = ""
     #: setuptools-scm cannot see git metadata in the build context: the version it would compute.
@@ -178,6 +219,7 @@ class EnvironmentPlan:
     def script(self) -> str:
         lines = [
             *_script_head(),
+            *(["export DEBIAN_FRONTEND=noninteractive", *self.system] if self.system else []),
             f"python3 -m venv {VENV}",
             f". {VENV}/bin/activate",
             *self.setup,
@@ -251,6 +293,7 @@ def plan_environment(
     read_file: Callable[[str], str | None],
     requirement_paths: tuple[str, ...],
     clean_requirements: Callable[[str], str] = lambda text: text,
+    env_yml_paths: tuple[str, ...] = (),
     pretend_version: str = "",
     pypi_date: str = DEFAULT_PYPI_DATE,
 ) -> EnvironmentPlan:
@@ -276,6 +319,16 @@ def plan_environment(
         requirements = clean_requirements(_requirements(repo, requirement_paths, read_file))
         setup.append(f"cat > /tmp/requirements.txt <<'EOF_REQS'\n{requirements}\nEOF_REQS")
         setup.append("python -m pip install -r /tmp/requirements.txt")
+    elif packages == "environment.yml":
+        # conda-forge's packages as PyPI's (conda_env.py); one that will not install is left out, as
+        # an optional test dependency the tests skip without, rather than failing the environment
+        requirements = "\n".join(conda_env.pip_requirements(_first_file(repo, env_yml_paths, read_file)))
+        setup.append(f"cat > /tmp/environment.txt <<'EOF_REQS'\n{requirements}\nEOF_REQS")
+        setup.append(
+            "python -m pip install -r /tmp/environment.txt || while read -r req; do "
+            'python -m pip install "$req" || echo "pytest-tebench: left out $req"; '
+            "done < /tmp/environment.txt"
+        )
     elif packages:
         # conda package names; for these repositories they are PyPI names too (numpy, pandas, pytest)
         setup.append(f"python -m pip install {packages}")
@@ -296,6 +349,7 @@ def plan_environment(
     if pins:
         setup.append("python -m pip install " + " ".join(shlex.quote(p) for p in pins))
     install = str(spec["install"])
+    pre_install = [str(c) for c in spec.get("pre_install") or ()]
     test_cmd = spec.get("test_cmd")
     if isinstance(test_cmd, list):
         test_cmd = test_cmd[-1]
@@ -308,7 +362,8 @@ def plan_environment(
         install=install,
         test_cmd=str(test_cmd or "pytest -rA"),
         eval_commands=tuple(str(c) for c in spec.get("eval_commands") or ()),
-        pre_install=tuple(str(c) for c in spec.get("pre_install") or ()),
+        pre_install=tuple(c for c in pre_install if not is_system_line(c)),
+        system=tuple(c for c in pre_install if is_system_line(c)),
         setup_commit=setup_commit,
         requirements=requirements,
         pretend_version=pretend_version,
@@ -319,8 +374,16 @@ def plan_environment(
 #: A pip requirement naming one exact version (``name==1.2.3``, ``name[extra]==1.2``).
 EXACT_PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+")
 
-#: pre_install commands that install system packages (any other, e.g. a ``sed`` on setup.cfg, runs).
-_SYSTEM_INSTALL = re.compile(r"\b(apt-get|apt|dpkg|yum|conda)\b")
+#: pre_install lines that change the system rather than the source tree: run as root at build time.
+_SYSTEM_LINE = re.compile(r"\b(apt-get|apt|dpkg|locale-gen|update-locale)\b|>\s*/etc/")
+#: pre_install lines no Debian image can run here: another package manager, or a download from
+#: outside PyPI and the Debian mirror (matplotlib fetches qhull from qhull.org).
+_UNREACHABLE_LINE = re.compile(r"\b(yum|dnf|conda|wget|curl)\b")
+
+
+def is_system_line(command: str) -> bool:
+    """Whether a ``pre_install`` line changes the system (runs as root, once per environment)."""
+    return bool(_SYSTEM_LINE.search(command))
 
 
 def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> str | None:
@@ -331,18 +394,25 @@ def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> 
     python = str(spec.get("python", ""))
     if python not in SUITE_FOR_PYTHON:
         have = ", ".join(f"{v} ({s})" for v, s in SUITE_FOR_PYTHON.items())
-        return f"{repo} {version} needs Python {python}; Debian ships only {have} as python3"
-    system = [str(c) for c in spec.get("pre_install") or () if _SYSTEM_INSTALL.search(str(c))]
-    if system:
-        return f"{repo} {version} needs system packages (pre_install: {'; '.join(system)})"
-    if spec.get("packages") == "environment.yml":
-        return f"{repo} {version} is specified by a conda environment.yml"
+        return f"{repo} {version} needs Python {python}; Debian and Ubuntu ship only {have} as python3"
+    unreachable = [str(c) for c in spec.get("pre_install") or () if _UNREACHABLE_LINE.search(str(c))]
+    if unreachable:
+        lines = "; ".join(unreachable)
+        return f"{repo} {version}'s pre_install needs what Debian, Ubuntu and PyPI cannot give: {lines}"
     if not spec.get("install"):
         return f"{repo} {version} has no install command in its specification"
     return None
 
 
 _EXCLUDED_REQ_PREFIXES = ("-e .", "#", ".[test")
+
+
+def _first_file(repo: str, paths: tuple[str, ...], read_file: Callable[[str], str | None]) -> str:
+    for path in paths:
+        text = read_file(path)
+        if text is not None:
+            return text
+    raise UnsupportedEnvironment(f"no environment.yml at {list(paths)} in {repo}")
 
 
 def _requirements(repo: str, paths: tuple[str, ...], read_file: Callable[[str], str | None]) -> str:

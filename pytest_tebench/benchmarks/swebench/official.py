@@ -97,6 +97,11 @@ def requirement_paths(repo: str) -> tuple[str, ...]:
     return tuple(modules().constants.MAP_REPO_TO_REQS_PATHS.get(repo, ()))
 
 
+def env_yml_paths(repo: str) -> tuple[str, ...]:
+    """Where ``packages: environment.yml`` specifications find the repository's conda environment."""
+    return tuple(modules().constants.MAP_REPO_TO_ENV_YML_PATHS.get(repo, ()))
+
+
 def non_test_extensions() -> tuple[str, ...]:
     return tuple(modules().constants.NON_TEST_EXTS)
 

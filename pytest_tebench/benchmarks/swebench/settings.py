@@ -27,6 +27,12 @@ SWEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
         "'today'. Default: 2023-11-01T00:00:00Z, when SWE-bench's test lists were made.",
     ),
     OptionSpec(
+        "swebench-images", choices=("build", "official", "auto"), default="auto",
+        help="SWE-bench: where instances run: 'build' (environments built here from Debian and PyPI), "
+        "'official' (each instance's official image swebench/sweb.eval.x86_64.<id>:latest, present "
+        "locally or pulled), 'auto' (build where we can, else the official image). Default: %(default)s.",
+    ),
+    OptionSpec(
         "swebench-timeout", metavar="SECONDS", type=seconds, default=DEFAULT_TIMEOUT,
         help="SWE-bench: time limit of one instance's tests. Default: %(default)s.",
     ),

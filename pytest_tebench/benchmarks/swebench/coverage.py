@@ -1,0 +1,103 @@
+"""``tebench swebench coverage``: where each instance of a dataset runs, and why.
+
+For every row: ``build`` (its environment is built here from Debian and PyPI), ``official`` (it
+runs in its official image, ``swebench/sweb.eval.x86_64.<id>:latest``) or ``unsupported`` (with
+the reason), decided as a run decides it (:func:`.official_images.decide`), from the row's
+``repo`` and ``version`` and SWE-bench's specification, before anything is built. What only a run
+can see is not here: tests that need the internet (decided from the repository's files, see
+``network.py``), a build that fails, an official image that no registry gives.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_tebench.benchmarks.swebench import official
+from pytest_tebench.benchmarks.swebench import official_images
+
+WHERE = ("build", "official", "unsupported")
+
+
+@dataclass(frozen=True)
+class Entry:
+    instance_id: str
+    repo: str
+    version: str
+    where: str
+    #: Why it is not built here (None for ``build``).
+    reason: str | None
+    image: str | None
+
+
+def coverage(rows: Sequence[Mapping[str, Any]], mode: str = official_images.DEFAULT_MODE) -> list[Entry]:
+    """One entry per row (rows need ``instance_id``, ``repo`` and ``version``)."""
+    entries: list[Entry] = []
+    for row in rows:
+        repo, version = str(row["repo"]), str(row["version"])
+        decision = official_images.decide(repo, version, official.specs(repo, version), mode)
+        image = official_images.image_name(str(row["instance_id"])) if decision.where == "official" else None
+        entries.append(Entry(str(row["instance_id"]), repo, version, decision.where, decision.reason, image))
+    return entries
+
+
+def by_repository(entries: Sequence[Entry]) -> dict[str, dict[str, int]]:
+    """``{repo: {"build": n, "official": n, "unsupported": n}}``, repositories sorted."""
+    table: dict[str, dict[str, int]] = {}
+    for entry in sorted(entries, key=lambda e: e.repo):
+        table.setdefault(entry.repo, dict.fromkeys(WHERE, 0))[entry.where] += 1
+    return table
+
+
+def reasons(entries: Sequence[Entry]) -> list[tuple[str, int]]:
+    """Why instances are not built here, most frequent first (the Python version, a download...)."""
+    counted = Counter(_short(e.reason) for e in entries if e.reason is not None)
+    return sorted(counted.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _short(reason: str) -> str:
+    """A reason without its (repo, version): ``needs Python 3.6; ...`` counts once for all of them."""
+    for marker in (" needs ", "'s pre_install ", " is specified by ", " has no "):
+        head, found, tail = reason.partition(marker)
+        if found and "/" in head:
+            return (found + tail).strip().removeprefix("'s ")
+    return reason
+
+
+def as_json(entries: Sequence[Entry], mode: str) -> dict[str, Any]:
+    totals = dict.fromkeys(WHERE, 0)
+    for entry in entries:
+        totals[entry.where] += 1
+    return {
+        "mode": mode,
+        "instances": len(entries),
+        "totals": totals,
+        "repositories": by_repository(entries),
+        "reasons": dict(reasons(entries)),
+        "entries": [
+            {"instance_id": e.instance_id, "repo": e.repo, "version": e.version, "where": e.where,
+             "reason": e.reason, "image": e.image}
+            for e in entries
+        ],
+    }  # fmt: skip
+
+
+def table(entries: Sequence[Entry]) -> str:
+    """A Markdown table per repository, a total row, then the reasons."""
+    lines = ["| repository | instances | build | official | unsupported |", "|---|---|---|---|---|"]
+    totals = dict.fromkeys(WHERE, 0)
+    for repo, counts in by_repository(entries).items():
+        cells = [repo, sum(counts.values()), *(counts[key] for key in WHERE)]
+        lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
+        for key in WHERE:
+            totals[key] += counts[key]
+    lines.append(
+        f"| **all** | {len(entries)} | {totals['build']} | {totals['official']} | {totals['unsupported']} |"
+    )
+    why = reasons(entries)
+    if why:
+        lines += ["", "Not built here:", *(f"- {count}: {reason}" for reason, count in why)]
+    return "\n".join(lines) + "\n"

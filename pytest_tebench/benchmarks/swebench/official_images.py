@@ -1,0 +1,228 @@
+"""Run a SWE-bench instance in its official prebuilt image (``--tebench-swebench-images``).
+
+SWE-bench publishes one image per instance, ``swebench/sweb.eval.x86_64.<id>:latest`` (the id in
+lower case, ``__`` spelled ``_1776_``), with the repository at ``/testbed`` installed in a conda
+environment ``testbed``. In ``official`` mode (and in ``auto`` mode for an instance whose
+environment cannot be built here) the instance runs there, with the official harness's steps:
+the model patch applied in ``/testbed`` with ``GIT_APPLY_CMDS`` (``git apply --verbose``, then
+``--reject``, then ``patch --batch --fuzz=5 -p1 -i``, without a reset in between, as SWE-bench
+4.1.0 does), then the eval script ``make_eval_script_list_py`` writes (activate ``testbed``, the
+spec's install, the test files reset to ``base_commit``, ``test_patch``, the spec's test command
+between the output markers); the log is graded by the same functions as build mode.
+
+The image name, the eval script and the apply commands come from the ``swebench`` package
+(``TestSpec.instance_image_key``, ``make_eval_script_list_py``, ``GIT_APPLY_CMDS``), not re-written.
+
+An image that is neither present nor pulled (no registry answers) is ``unsupported_environment``
+naming the image, before anything runs. The container is the Docker executor's sandbox (no network
+unless ``--tebench-swebench-network``, no capabilities, ``no-new-privileges``, memory, CPU, process
+and time limits) with two differences the images impose: it runs as root (``/testbed`` and the
+conda environment are root's, and the eval script installs into it), and its root file system is
+writable (the tree under test lives in the image; the container is removed afterwards).
+"""
+
+from __future__ import annotations
+
+import shlex
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+
+from pytest_tebench.benchmarks.swebench import environment
+from pytest_tebench.benchmarks.swebench import official
+from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.run import docker_image
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import StepResult
+
+#: ``--tebench-swebench-images``: build here only, official images only, or build else official.
+MODES = ("build", "official", "auto")
+DEFAULT_MODE = "auto"
+NAMESPACE = "swebench"
+#: SWE-bench's conda environment and tree in its images.
+ENV_NAME = "testbed"
+TESTBED = "/testbed"
+#: How long ``docker pull`` may try before the image counts as not obtainable.
+PULL_TIMEOUT = 120.0
+#: Where the container finds the patch and the eval script, and leaves the log (a scratch mount).
+MOUNT = docker_image.CONTAINER_WORKSPACE
+LOG_NAME = "test_output.txt"
+APPLIED_NAME = "applied"
+APPLY_LOG_NAME = "apply.txt"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Where an instance runs: ``build`` (an environment built here), ``official`` (its official
+    image) or ``unsupported``; ``reason`` says why it is not built here (None for ``build``)."""
+
+    where: str
+    reason: str | None
+
+
+def decide(repo: str, version: str, spec: dict[str, Any] | None, mode: str) -> Decision:
+    """The choice for ``(repo, version)`` under ``mode``, from the specification alone."""
+    reason = environment.unsupported_reason(repo, version, spec)
+    if mode == "build" or (mode == "auto" and reason is None):
+        return Decision("build" if reason is None else "unsupported", reason)
+    if spec is None:
+        # no specification, no eval script: the official harness knows no such instance either
+        return Decision("unsupported", reason)
+    return Decision("official", reason)
+
+
+def _test_spec(instance: SwebenchInstance) -> Any:
+    """SWE-bench's ``TestSpec`` with the eval script of ``instance`` (no env or repo scripts: those
+    build images, and would download requirement files from GitHub)."""
+    mods = official.modules()
+    specs = official.specs(instance.repo, instance.version)
+    if specs is None:
+        raise environment.UnsupportedEnvironment(
+            f"SWE-bench has no specification for {instance.repo} version {instance.version}"
+        )
+    row = {"repo": instance.repo, "version": instance.version, "test_patch": instance.test_patch}
+    # the Python one of make_eval_script_list (whose dispatch needs the repo in MAP_REPO_TO_EXT)
+    script = mods.python_spec.make_eval_script_list_py(
+        row, specs, ENV_NAME, TESTBED, instance.base_commit, instance.test_patch
+    )
+    return mods.test_spec.TestSpec(
+        instance_id=instance.instance_id,
+        repo=instance.repo,
+        version=instance.version,
+        repo_script_list=[],
+        eval_script_list=list(script),
+        env_script_list=[],
+        arch="x86_64",
+        FAIL_TO_PASS=list(instance.fail_to_pass),
+        PASS_TO_PASS=list(instance.pass_to_pass),
+        language="py",
+        docker_specs={},
+        namespace=NAMESPACE,
+    )
+
+
+def image_name(instance_id: str) -> str:
+    """The official image of ``instance_id``: ``swebench/sweb.eval.x86_64.<id>:latest``, named by
+    SWE-bench's own ``TestSpec.instance_image_key`` (lower case, ``__`` spelled ``_1776_``)."""
+    spec = official.modules().test_spec.TestSpec(
+        instance_id=instance_id, repo="", version="", repo_script_list=[], eval_script_list=[],
+        env_script_list=[], arch="x86_64", FAIL_TO_PASS=[], PASS_TO_PASS=[], language="py",
+        docker_specs={}, namespace=NAMESPACE,
+    )  # fmt: skip
+    return str(spec.instance_image_key)
+
+
+def eval_script(instance: SwebenchInstance) -> str:
+    """The official ``eval.sh`` of ``instance`` (``TestSpec.eval_script``)."""
+    return str(_test_spec(instance).eval_script)
+
+
+def apply_commands() -> tuple[str, ...]:
+    """SWE-bench's ``GIT_APPLY_CMDS``, in order."""
+    official.modules()
+    from swebench.harness.run_evaluation import GIT_APPLY_CMDS
+
+    return tuple(str(c) for c in GIT_APPLY_CMDS)
+
+
+def missing_reason(client: Any, image: str, *, pull_timeout: float = PULL_TIMEOUT) -> str | None:
+    """None when ``image`` is here or ``docker pull`` brings it; else why not (for the record)."""
+    if docker_image.image_present(client, image):
+        return None
+    repository, _, tag = image.rpartition(":")
+    outcome: list[BaseException | None] = []
+
+    def pull() -> None:
+        try:
+            client.api.pull(repository, tag=tag)
+            outcome.append(None)
+        except (docker.errors.DockerException, OSError) as exc:
+            outcome.append(exc)
+
+    # a registry that drops packets must not hold the item: the pull may go on in the engine
+    worker = threading.Thread(target=pull, daemon=True)
+    worker.start()
+    worker.join(pull_timeout)
+    if outcome and outcome[0] is None and docker_image.image_present(client, image):
+        return None
+    why = f"{outcome[0]}" if outcome else f"no answer in {pull_timeout:g} s"
+    return f"the official image {image} is not here and cannot be pulled ({why.strip()[:300]})"
+
+
+def container_script(commands: tuple[str, ...]) -> str:
+    """Apply the patch as the official harness does, then run its eval script; the outcome as files."""
+    patch = f"{MOUNT}/patch.diff"
+    lines = ["set -u", f"cd {TESTBED}"]
+    for command in commands:
+        lines += [
+            f"echo {shlex.quote('>>> ' + command)} >> {MOUNT}/{APPLY_LOG_NAME}",
+            f"if {command} {patch} >> {MOUNT}/{APPLY_LOG_NAME} 2>&1; then",
+            f"    printf %s {shlex.quote(command)} > {MOUNT}/{APPLIED_NAME}",
+            f"    exec /bin/bash {MOUNT}/eval.sh > {MOUNT}/{LOG_NAME} 2>&1",
+            "fi",
+        ]
+    return "\n".join([*lines, "exit 0"]) + "\n"
+
+
+@dataclass(frozen=True)
+class OfficialRun:
+    #: The apply command that worked (one of ``GIT_APPLY_CMDS``), or None: the patch does not apply.
+    method: str | None
+    apply_log: str
+    log: str
+    result: StepResult
+
+
+def run(
+    executor: Any,
+    instance: SwebenchInstance,
+    image: str,
+    patch: str,
+    *,
+    timeout: float,
+    scratch_parent: Path,
+    network: bool = False,
+) -> OfficialRun:
+    """Apply ``patch`` and run the tests of ``instance`` in a fresh container of ``image``."""
+    if not hasattr(executor, "container_spec"):
+        raise HarnessError("official SWE-bench images need the Docker executor")
+    scratch_parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="swebench-official-", dir=scratch_parent) as name:
+        scratch = Path(name)
+        (scratch / "patch.diff").write_text(patch if patch.endswith("\n") else patch + "\n", encoding="utf-8")
+        (scratch / "eval.sh").write_text(eval_script(instance), encoding="utf-8")
+        # root in the container has no capabilities (no CAP_DAC_OVERRIDE): the mount must be open
+        scratch.chmod(0o777)
+        step = BuildStep(
+            name="swebench-official",
+            argv=("/bin/bash", "-c", container_script(apply_commands())),
+            timeout=timeout,
+            image=image,
+            network=network,
+            java_version=None,
+        )
+        result = executor.run(scratch, step, maven_repo=scratch / ".unused", overrides=sandbox_overrides())
+        applied = scratch / APPLIED_NAME
+        method = applied.read_text(encoding="utf-8") if applied.is_file() else None
+        return OfficialRun(method, _read(scratch / APPLY_LOG_NAME), _read(scratch / LOG_NAME), result)
+
+
+def sandbox_overrides() -> Mapping[str, Any]:
+    """What the official images need of the Docker executor's sandbox (see the module docstring)."""
+    return {
+        "user": "0:0",
+        "read_only": False,
+        "working_dir": TESTBED,
+        "environment": {"HOME": "/root"},
+        "tmpfs": {"/tmp": "rw,exec,nosuid,nodev,size=1g,mode=1777"},
+    }
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""

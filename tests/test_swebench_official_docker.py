@@ -1,0 +1,135 @@
+"""``--tebench-swebench-images=official`` for real: an image in the official layout, gold and a
+wrong fix through the official eval script, and an instance whose image is missing.
+
+No registry is reachable from CI, so the image is made here in SWE-bench's layout and tagged with
+the name the official one would have: the repository at ``/testbed`` (a git clone at the
+instance's ``base_commit``), installed in an environment that ``source
+/opt/miniconda3/bin/activate; conda activate testbed`` activates. conda itself is not available:
+``/opt/miniconda3/bin/activate`` is a shim defining a ``conda`` shell function that activates the
+demo environment's venv (the pycalc demo's, built as the demo test builds it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.benchmarks.swebench import official_images
+from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
+from pytest_tebench.demo import swebench as demo
+from pytest_tebench.instance.datasets import RawRecord
+from pytest_tebench.run import docker_image
+from pytest_tebench.workspace.gitcmd import git
+from pytest_tebench.workspace.repos import RepositoryStore
+
+pytest.importorskip("swebench")
+pytestmark = pytest.mark.docker
+
+#: What SWE-bench's eval script sources; ``conda activate testbed`` then enters the venv.
+ACTIVATE_SHIM = """# pytest-tebench test shim of miniconda's activate: `conda activate testbed` enters a venv
+conda() {
+    if [ "${1:-}" = activate ]; then . /opt/venv/bin/activate; fi
+}
+"""
+
+
+def _official_layout_image(tmp_path: Path, row: dict[str, str], mirror: Path, env_image: str) -> str:
+    context = tmp_path / "official-context"
+    context.mkdir()
+    git(tmp_path, "clone", "--quiet", str(mirror), str(context / "testbed"))
+    git(context / "testbed", "checkout", "--quiet", row["base_commit"])
+    (context / "activate").write_text(ACTIVATE_SHIM)
+    (context / "Dockerfile").write_text(
+        "\n".join(
+            [
+                f"FROM {env_image}",
+                "USER root",
+                "COPY testbed /testbed",
+                "COPY activate /opt/miniconda3/bin/activate",
+                # the package installed from /testbed, as SWE-bench's instance images have it
+                "RUN /opt/venv/bin/python -m pip install --no-index --no-deps --no-build-isolation -e /testbed",
+                "WORKDIR /testbed",
+                "",
+            ]
+        )
+    )
+    name = official_images.image_name(row["instance_id"])
+    client = docker_image.connect()
+    try:
+        client.images.build(path=str(context), tag=name, rm=True, forcerm=True)
+    finally:
+        client.close()
+    return name
+
+
+def test_official_images_run_gold_and_a_wrong_fix_and_a_missing_image_is_unsupported(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in demo.DATASET.read_text().splitlines()[:2]]
+    one, two = rows
+    repos = tmp_path / "repos"
+    mirror = demo.build_swebench_demo_mirror(repos / demo.SWEBENCH_DEMO_REPO)
+    # the demo environment (a venv with pytest 7.4.2), built here as build mode builds it
+    adapter = SwebenchAdapter(timeout=300, images="build")
+    [instance] = adapter.load_instances([RawRecord(one, "rows.jsonl:1")])
+    context = EvalContext(
+        cache_dir=tmp_path / "cache",
+        work_dir=tmp_path / "workspaces",
+        repos=RepositoryStore(tmp_path / "cache", local_dirs=(repos,), allow_network=False, embedded={}),
+    )
+    env_image = adapter.prepare(instance, context).image
+    image = _official_layout_image(tmp_path, one, mirror, env_image)
+    assert image == "swebench/sweb.eval.x86_64.pytest-tebench_1776_pycalc-1:latest"
+    missing = official_images.image_name(two["instance_id"])
+    client = docker_image.connect()
+    try:
+        assert not docker_image.image_present(client, missing)
+
+        wrong = json.loads(demo.PREDICTIONS.read_text().splitlines()[0])
+        assert wrong["instance_id"] == one["instance_id"]
+        dataset = pytester.path / "rows.jsonl"
+        dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        predictions = pytester.path / "preds.jsonl"
+        predictions.write_text(
+            "".join(
+                json.dumps(
+                    {"instance_id": r["instance_id"], "model_name_or_path": model, "model_patch": patch}
+                )
+                + "\n"
+                for model, patch, r in [
+                    ("fixer", one["patch"], one),
+                    ("fixer", two["patch"], two),
+                    ("wrong", wrong["model_patch"], one),
+                    ("wrong", two["patch"], two),
+                ]
+            )
+        )
+        report = tmp_path / "report.json"
+        result = pytester.runpytest(
+            "-p", "no:cacheprovider", "--tebench-benchmark=swebench", f"--tebench-dataset={dataset}",
+            f"--tebench-predictions={predictions}", f"--tebench-cache-dir={tmp_path / 'cache'}",
+            "--tebench-swebench-images=official", f"--tebench-report={report}", "-rs",
+        )  # fmt: skip
+        # gold resolves in the official image, the wrong fix does not; pycalc-2 has no image anywhere
+        result.assert_outcomes(passed=1, failed=1, skipped=2)
+        result.stdout.fnmatch_lines([f"*{missing} is not here and cannot be pulled*"])
+        records = {
+            (r["model_name_or_path"], r["instance_id"]): r for r in json.loads(report.read_text())["results"]
+        }
+        fixed = records["fixer", one["instance_id"]]
+        assert (fixed["status"], fixed["apply_method"]) == ("evaluated", "git apply --verbose")
+        block = fixed["swebench"]
+        assert (block["environment"], block["image"], block["resolved"]) == ("official", image, True)
+        assert block["f2p_success"] == json.loads(one["FAIL_TO_PASS"]) and block["p2p_failure"] == []
+        unresolved = records["wrong", one["instance_id"]]["swebench"]
+        assert (unresolved["resolved"], unresolved["resolution"]) == (False, "RESOLVED_NO")
+        assert unresolved["f2p_failure"] == ["tests/test_numbers.py::test_clamp_rejects_inverted_bounds"]
+        for model in ("fixer", "wrong"):
+            skipped = records[model, two["instance_id"]]
+            assert skipped["status"] == "unsupported_environment" and missing in skipped["error"]
+    finally:
+        client.images.remove(image, force=True)
+        client.close()
