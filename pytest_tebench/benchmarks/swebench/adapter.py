@@ -269,6 +269,7 @@ class SwebenchAdapter:
             "network": self.network,
         }
         return record
+
     def _decide(self, payload: SwebenchInstance) -> official_images.Decision:
         _register_demo()
         spec = official.specs(payload.repo, payload.version)
@@ -651,6 +652,8 @@ class _PatchRun:
     log: str = ""
     workspace: Path | None = None
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
+
+
 def _grade_into(block: dict[str, Any], payload: SwebenchInstance, log: str) -> None:
     """The record block's verdict on ``log``: SWE-bench's grading, F2P/P2P successes and failures."""
     _register_demo()
