@@ -454,7 +454,7 @@ def test_refused_and_tampered_are_a_model_s_unresolved_results() -> None:
     assert (counts["scored"], counts["refused"], counts["tampered"], counts["errors"]) == (3, 1, 1, 1)
     block = summary.summarise(records)["m"]
     # 1 resolved of 3 judged (a, b, c); the harness error d is left out
-    assert (block["judged"], block["resolved"], block["resolved_pct"]) == (3, 1, 33.33)
+    assert (block["judged"], block["resolved"], round(block["resolved_rate_judged"], 4)) == (3, 1, 0.3333)
     assert (block["refused_ids"], block["tampered_ids"]) == (["b"], ["c"])
     run = summary.run_report(records, "m")
     assert run["unresolved_ids"] == ["b", "c"] and run["error_ids"] == ["d"]

@@ -156,7 +156,10 @@ def test_sphinx_evaluation_remakes_the_pre_install_edits_and_a_venv_view_for_tox
         )
 
     lines = evaluation.eval_script(plan("sphinx-doc/sphinx", "3.5"), ["tests/test_x.py"]).splitlines()
-    test = lines.index("tox --current-env -epy39 -v -- tests/test_x.py")
+    # the test command runs in the clean environment of the runner-integrity work
+    test = lines.index(
+        "env -i \"${keep[@]}\" PYTHONNOUSERSITE=1 bash -c 'tox --current-env -epy39 -v -- tests/test_x.py'"
+    )
     # `pytest -rA` in tox.ini: without it the log has no per-test line to grade
     assert lines.index("sed -i 's/pytest/pytest -rA/' tox.ini") < test
     view = [

@@ -241,7 +241,8 @@ def test_figures_and_the_official_run_report() -> None:
         "model: m  resolved 1/8 = 12.5% of all instances (SWE-bench's figure); 1/5 = 20.0% of the judged"
     )
     assert lines[1] == (
-        "  not judged: 3 (error 1, timeout 1, unsupported_environment 1); judged: empty 1, missing 1, not applied 1"
+        "  not judged: 3 (error 1, timeout 1, unsupported_environment 1); judged: empty 1, missing 1, not applied 1, "
+        "refused 0, tampered 0"
     )
     report = summary.run_report(records, "m")
     assert report["resolved_ids"] == ["a"] and report["unresolved_ids"] == ["b"]
