@@ -42,22 +42,13 @@ def shadowing_classes(tree: Path, test_files: Iterable[str]) -> list[str]:
             if in_framework_package(name):
                 problems.append(f"{relative}: {name} is in a test-framework or JDK package")
                 continue
-            module_root = _module_root(relative)
+            module_root = MAVEN.module_root(relative)
             known = main_classes.setdefault(
                 f"{module_root}|{parsed.package}", _declared_main_classes(tree, module_root, parsed.package)
             )
             if name in known:
                 problems.append(f"{relative}: {name} is a production class")
     return problems
-
-
-def _module_root(relative: str) -> str:
-    """The directory holding ``src/`` for a test source path (``""`` for a single-module build)."""
-    parts = relative.split("/")
-    for index in range(len(parts) - 1):
-        if parts[index] == "src" and parts[index + 1] == "test":
-            return "/".join(parts[:index])
-    return ""
 
 
 def _declared_main_classes(tree: Path, module_root: str, package: str) -> set[str]:

@@ -258,7 +258,10 @@ def _labelled(
         compile_timeout=config.compile_timeout,
         test_timeout=config.test_timeout,
     )
-    warmed = run_warmed(executor, workspace.path, selection_of(gold.methods), settings, project=config.repo)
+    selection = selection_of(gold.methods)
+    warmed = run_warmed(
+        executor, workspace.path, selection, settings.scoped(workspace.path, selection), project=config.repo
+    )
     if warmed.warmup is not None and not warmed.warmup.ok:
         return f"V0 does not build (warm-up): {warmed.warmup.error}"
     v0 = warmed.run
@@ -282,7 +285,8 @@ def _labelled(
     workspace.checkout("v-0.5")
     labels: set[str] = set()
     if old_tests:
-        before = run_inherited(executor, workspace.path, old_tests, settings)
+        scoped = settings.scoped(workspace.path, old_tests)
+        before = run_inherited(executor, workspace.path, old_tests, scoped)
         if before.harness_failed or before.status.startswith("timeout"):
             raise HarnessError(
                 f"{row['instance_id']}: V-0.5 build failed for harness reasons: {before.error}"

@@ -47,9 +47,11 @@ from pytest_tebench.run.maven.jacoco import LineCoverage
 from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.selection import run_inherited
+from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.warmup import WarmedRun
@@ -59,6 +61,8 @@ from pytest_tebench.workspace.checkout import Workspace
 #: A selected test "passes" when it passed or was skipped (a gold patch may @Disable a test);
 #: failed, errored and not-run (a selector that matched nothing) tests do not.
 _PASSING = (PASSED, SKIPPED)
+#: Characters of a failing test's message kept in an ``invalid_instance`` reason.
+_MESSAGE_CHARS = 300
 
 
 class InvalidInstance(HarnessError):
@@ -163,7 +167,8 @@ class UpdateEvaluator:
         trusted: str | None = None,
     ) -> WarmedRun:
         """An offline run; the project is warmed up (online, on ``trusted``'s checkout) only
-        when the shared Maven repository lacks something it needs."""
+        when the shared Maven repository lacks something it needs. ``settings`` come
+        :meth:`~RunSettings.scoped` to the modules of the selected tests."""
         warmed = run_warmed(
             self._executor(),
             workspace.path,
@@ -226,6 +231,7 @@ class UpdateEvaluator:
         )
         selection = selection_of(gold_changes.methods)
         try:
+            settings = settings.scoped(workspace.path, selection)
             warmed = self._run(workspace, selection, settings, project=project)
             run = warmed.run
             _raise_for_harness(run, "gold build on V0", _warmup_timings(warmed))
@@ -238,9 +244,10 @@ class UpdateEvaluator:
         if not (run.compile_ok and run.test_compile_ok):
             invalid = f"gold does not compile on V0 ({run.status}): {run.error}"
         else:
-            failing = [f"{o.test} {o.status}" for o in run.tests if o.status not in _PASSING]
+            _raise_for_not_run(run, warmed)
+            failing = [_failure(o) for o in run.tests if o.status not in _PASSING]
             if failing:
-                invalid = "gold fails its own selected tests on V0: " + ", ".join(failing)
+                invalid = "gold fails its own selected tests on V0: " + "; ".join(failing)
             elif flaky and not run.tests:
                 invalid = "every test gold selects is flaky on V0: " + ", ".join(e["test"] for e in flaky)
         coverage = run.coverage
@@ -328,6 +335,7 @@ class UpdateEvaluator:
         flaky = gold.flaky_tests
         selection = sorted(set(methods.prediction_selection()) - flaky)
         try:
+            settings = settings.scoped(workspace.path, [*selection, *gold.selection])
             # a warm-up runs gold's tests online, never the prediction's
             warmed = self._run(
                 workspace,
@@ -419,6 +427,28 @@ def _raise_for_harness(run: SelectionRun, what: str, timings: dict[str, float]) 
             log_tail=_run_log_tail(run),
             timings={**timings, **run.timings},
         )
+
+
+def _raise_for_not_run(run: SelectionRun, warmed: WarmedRun) -> None:
+    """A test gold selects that did not run was not judged: the harness missed it (its module
+    was not built, the selector matched nothing), so it is the harness's error, never the
+    instance's (docs/scoring.md)."""
+    missed = [o for o in run.tests if o.status == NOT_RUN]
+    if missed:
+        raise HarnessError(
+            "gold's selected tests did not run on V0, so nothing judged them: "
+            + "; ".join(f"{o.test}: {o.message or 'no result'}" for o in missed),
+            log_tail=_run_log_tail(run),
+            timings={**_warmup_timings(warmed), **run.timings},
+        )
+
+
+def _failure(outcome: TestOutcome) -> str:
+    """``test status: message``, the message as Surefire reported it (first lines only)."""
+    message = " ".join(outcome.message.split())
+    if len(message) > _MESSAGE_CHARS:
+        message = message[: _MESSAGE_CHARS - 3] + "..."
+    return f"{outcome.test} {outcome.status}" + (f": {message}" if message else "")
 
 
 def _run_log_tail(run: SelectionRun) -> str:
