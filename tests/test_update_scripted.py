@@ -66,6 +66,11 @@ class ScriptedMaven:
             (maven_repo / jar).parent.mkdir(parents=True, exist_ok=True)
             (maven_repo / jar).write_bytes(b"jar")
             return done(0)
+        if os.environ.get("SCRIPTED_MAVEN") == "absent":
+            if step.network:
+                return done(1, "[ERROR] Non-resolvable import POM: org.apache.commons:commons-statistics-bom:pom:1.3 "
+                               "was not found in https://repo.maven.apache.org/maven2 during a previous attempt. @ line 176\n")
+            return done(1, BANNER + MISSING)
         if os.environ.get("SCRIPTED_MAVEN") == "broken":
             if step.network:
                 return done(1, "[INFO] Downloading from central\n[ERROR] Could not transfer artifact "
@@ -271,4 +276,18 @@ def test_gold_tests_failing_on_v0_make_an_invalid_instance_with_their_output(
     # addsFlaky passed once and failed once: flaky, out of the selection, not the instance's fault
     assert record["error"] == (
         "gold fails its own selected tests on V0: p.CalcTest#adds failed: expected: <2> but was: <3>"
+    )
+
+
+def test_a_build_needing_artifacts_no_repository_has_is_named_unbuildable(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "absent")
+    result, report = _run(pytester, bench)
+    result.assert_outcomes(skipped=2)  # as SWE-bench's unsupported environments: neither scored nor failed
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "unsupported_environment"
+    assert record["error"] == (
+        "unbuildable here: the build needs org.apache.commons:commons-statistics-bom:pom:1.3, "
+        "which the Maven repositories do not have"
     )

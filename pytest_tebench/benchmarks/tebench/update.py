@@ -71,6 +71,13 @@ class InvalidInstance(HarnessError):
     status = "invalid_instance"
 
 
+class Unbuildable(HarnessError):
+    """The build needs artifacts the Maven repositories do not have (a snapshot or an unreleased
+    version): no run here can build it, so it is neither scored nor retried as a passing fault."""
+
+    status = "unsupported_environment"
+
+
 class UpdateTimeout(Exception):
     """A build phase of the prediction's run timed out (its own status, never a score)."""
 
@@ -179,6 +186,16 @@ class UpdateEvaluator:
             trusted=None if trusted is None else lambda: _checked_out(workspace, trusted),
         )
         if warmed.warmup is not None and not warmed.warmup.ok:
+            absent = sorted(
+                {a for step in warmed.warmup.steps for a in mavenlog.absent_artifacts(step.output)}
+            )
+            if absent:
+                raise Unbuildable(
+                    f"unbuildable here: the build needs {', '.join(absent)}, which the Maven repositories "
+                    "do not have",
+                    log_tail=warmed.warmup.log_tail,
+                    timings=_warmup_timings(warmed),
+                )
             raise HarnessError(
                 f"cannot prepare the Maven repository for this project: {warmed.warmup.error}",
                 log_tail=warmed.warmup.log_tail,
