@@ -29,12 +29,14 @@ S = {``Ops#clamp``}, lines 7-15. Lines holding code, with JaCoCo's branches:
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_tebench.java.shadowing import shadowing_classes
 from pytest_tebench.run.maven.reactor import Reactor
 from pytest_tebench.run.maven.reactor import read_reactor
 from pytest_tebench.run.maven.surefire import TestId
@@ -127,6 +129,17 @@ def test_modules_leaving_the_workspace_or_missing_are_ignored(tmp_path: Path) ->
     (tmp_path / "sub" / "inner").mkdir()
     (tmp_path / "sub" / "inner" / "pom.xml").write_text("<project/>")
     assert read_reactor(tmp_path).modules == ("", "sub", "sub/inner")
+
+
+def test_a_test_source_shadowing_another_modules_class_is_found(tmp_path: Path) -> None:
+    # app's tests see core's main classes: a test source declaring org.tebench.core.Ops replaces it
+    shutil.copytree(FIXTURE, tmp_path / "r")
+    shadow = "app/src/test/java/org/tebench/core/Ops.java"
+    (tmp_path / "r" / shadow).parent.mkdir(parents=True)
+    (tmp_path / "r" / shadow).write_text("package org.tebench.core;\npublic final class Ops {}\n")
+    assert shadowing_classes(tmp_path / "r", [shadow, CLAMP_TEST]) == [
+        f"{shadow}: org.tebench.core.Ops is a production class"
+    ]
 
 
 @pytest.fixture
