@@ -41,6 +41,7 @@ from pytest_tebench.java.parser import identity_key
 from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.run.maven.selection import run_inherited
+from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
@@ -245,6 +246,12 @@ def _labelled(
         )
     if not (v0.compile_ok and v0.test_compile_ok):
         return f"V0 does not compile ({v0.status})"
+    missed = [f"{o.test}: {o.message or 'no result'}" for o in v0.tests if o.status == NOT_RUN]
+    if missed:
+        # not run is not judged: the harness missed them (docs/scoring.md), the commit is retried
+        raise HarnessError(
+            f"{row['instance_id']}: gold's changed tests did not run on V0: " + "; ".join(missed)
+        )
     failing = sorted(str(o.test) for o in v0.tests if o.status not in (PASSED, SKIPPED))
     if failing:
         return "gold's changed tests fail on V0: " + ", ".join(failing)
