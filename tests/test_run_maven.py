@@ -255,3 +255,12 @@ def test_artifacts_the_repositories_do_not_have_are_told_from_transfer_failures(
     ]
     transfer = "[ERROR] Could not transfer artifact org.apache:commons-parent:pom:70 from/to central: Connection reset"
     assert mavenlog.absent_artifacts(transfer) == []
+
+
+def test_the_maven_a_plugin_requires_is_read_from_the_log() -> None:
+    refused = (
+        "[ERROR] Failed to execute goal io.github.ascopes:protobuf-maven-plugin:5.1.4:generate-test (default) "
+        "on project proto: The plugin io.github.ascopes:protobuf-maven-plugin:5.1.4 requires Maven version 3.9.6 -> [Help 1]"
+    )
+    assert mavenlog.required_maven(refused) == "3.9.6"
+    assert mavenlog.required_maven("[INFO] BUILD SUCCESS") == ""

@@ -195,6 +195,16 @@ def missing_artifacts(output: str) -> bool:
     )
 
 
+_REQUIRES_MAVEN = re.compile(r"requires Maven version (?P<version>\d+(?:\.\d+){1,2})\b")
+
+
+def required_maven(output: str) -> str:
+    """The Maven version a plugin refused to run without (``The plugin ... requires Maven version
+    3.9.6``), or ``""``."""
+    match = _REQUIRES_MAVEN.search(clean_log(output))
+    return match.group("version") if match else ""
+
+
 def absent_artifacts(output: str) -> list[str]:
     """Artifacts an online step needed and the remote repositories do not have (sorted, unique):
     a build that needs them cannot be made here, however often it is tried."""
