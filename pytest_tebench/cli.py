@@ -54,45 +54,22 @@ def _build(args: argparse.Namespace) -> int:
         raise InputError(
             "--commit, --min-statements and --require-fail-to-pass are options of --benchmark realcode"
         )
+    from pytest_tebench.benchmarks.building import open_environment
     from pytest_tebench.benchmarks.tebench.builder import BuildConfig
     from pytest_tebench.benchmarks.tebench.builder import build
     from pytest_tebench.instance.datasets import write_dataset
-    from pytest_tebench.run.executors import ExecutorOptions
-    from pytest_tebench.run.executors import create_executor
-    from pytest_tebench.run.executors import resolve_name
-    from pytest_tebench.run.maven.jdk import choose_java_version
-    from pytest_tebench.run.maven.settings import MavenSettings
 
-    repo_dir = Path(args.repo_dir).resolve()
-    cache = (args.cache_dir or default_cache_dir()).resolve()
-    maven = MavenSettings.from_values(vars(args), cache)
-    name = resolve_name(args.executor)
-    if name == "local" and args.executor == "auto":
-        print("tebench build: no Docker engine answered; the commits' tests run unsandboxed on this machine")
-    executor = create_executor(ExecutorOptions.from_values(name, vars(args)), progress=print)
-    try:
+    out = Path(args.out)
+    with open_environment(args, what="the commits' tests") as environment:
         config = BuildConfig(
-            repo_dir=repo_dir,
-            repo=args.repo,
-            work_dir=cache / "build-workspaces",
-            maven_repo=maven.maven_repo,
-            maven_version=maven.maven_version or "",
-            maven_dist=maven.maven_dist,
-            executor=lambda: executor,
-            java_version=lambda level: choose_java_version(executor.java_versions(), level, maven.jdk),
+            **environment,
             since=args.since,
             until=args.until,
             rev=args.rev,
             max_instances=args.max,
             jobs=args.jobs,
-            compile_timeout=maven.timeout_compile,
-            test_timeout=maven.timeout_test,
         )
-        out = Path(args.out)
-        state = out.with_name(out.name + ".state.jsonl")
-        result = build(config, state, progress=print)
-    finally:
-        executor.close()
+        result = build(config, out.with_name(out.name + ".state.jsonl"), progress=print)
     write_dataset(result.rows, out)
     rejections = out.with_name(out.name + ".rejections.json")
     import json

@@ -237,3 +237,30 @@ def test_ensure_maven_download_failure_is_harness_error(tmp_path: Path) -> None:
 )
 def test_phase_at_end(log: str, phase: str) -> None:
     assert mavenlog.phase_at_end(log) == phase
+
+
+def test_artifacts_the_repositories_do_not_have_are_told_from_transfer_failures() -> None:
+    cached = (
+        "[ERROR] Non-resolvable import POM: org.apache.commons:commons-statistics-bom:pom:1.3 was not found in "
+        "https://repo.maven.apache.org/maven2 during a previous attempt. This failure was cached @ line 176"
+    )
+    missing = (
+        "[ERROR] Failed to execute goal on project x: Could not resolve dependencies for project a:b:jar:1: "
+        "Could not find artifact org.apache.commons:commons-statistics-descriptive:jar:1.2-SNAPSHOT in "
+        "central (https://repo.maven.apache.org/maven2) -> [Help 1]"
+    )
+    assert mavenlog.absent_artifacts(f"{cached}\n{missing}\n{cached}") == [
+        "org.apache.commons:commons-statistics-bom:pom:1.3",
+        "org.apache.commons:commons-statistics-descriptive:jar:1.2-SNAPSHOT",
+    ]
+    transfer = "[ERROR] Could not transfer artifact org.apache:commons-parent:pom:70 from/to central: Connection reset"
+    assert mavenlog.absent_artifacts(transfer) == []
+
+
+def test_the_maven_a_plugin_requires_is_read_from_the_log() -> None:
+    refused = (
+        "[ERROR] Failed to execute goal io.github.ascopes:protobuf-maven-plugin:5.1.4:generate-test (default) "
+        "on project proto: The plugin io.github.ascopes:protobuf-maven-plugin:5.1.4 requires Maven version 3.9.6 -> [Help 1]"
+    )
+    assert mavenlog.required_maven(refused) == "3.9.6"
+    assert mavenlog.required_maven("[INFO] BUILD SUCCESS") == ""

@@ -232,3 +232,58 @@ def test_results_planted_through_symbolic_links_are_not_read(
     (workspace / "target").symlink_to(outside)
     run_selection(ScriptedExecutor({"compile+test": lambda ws, s: result(s)}), workspace, [A], settings)
     assert not (workspace / "target").exists() and (outside / "fake.xml").is_file()
+
+
+def test_a_reactor_is_read_in_every_module_and_says_why_a_test_did_not_run(
+    tmp_path: Path, settings: RunSettings
+) -> None:
+    # a parent, core (production code) and app (tests); a third module nothing asked to build
+    ws = tmp_path / "reactor"
+    modules = "".join(f"<module>{m}</module>" for m in ("core", "app", "cli"))
+    files = {
+        "pom.xml": f"<project><modules>{modules}</modules></project>",
+        "core/pom.xml": "<project/>",
+        "core/src/main/java/q/Core.java": "package q;\nclass Core {}\n",
+        "app/pom.xml": "<project/>",
+        "app/src/test/java/p/ATest.java": "package p;\nclass ATest {}\n",
+        "cli/pom.xml": "<project/>",
+        "cli/src/test/java/p/CliTest.java": "package p;\nclass CliTest {}\n",
+    }
+    for relative, text in files.items():
+        (ws / relative).parent.mkdir(parents=True, exist_ok=True)
+        (ws / relative).write_text(text, encoding="utf-8")
+    (ws / "app/target/surefire-reports").mkdir(parents=True)  # stale, from an earlier run
+    cli, ghost = TestId("p.CliTest", "c"), TestId("p.Ghost", "g")
+
+    def build(w: Path, step: BuildStep) -> StepResult:
+        assert not (w / "app/target").exists()  # every module's target/ went before the launch
+        write_report(w / "app", "a")
+        for module in ("core", "app"):
+            (w / module / "target/classes").mkdir(parents=True, exist_ok=True)
+        (w / "target").mkdir()  # the agent makes its directory
+        (w / EXEC_FILE).write_bytes(b"exec")
+        return result(
+            step,
+            output="[INFO]  T E S T S\n[INFO] Tests run: 1, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.1 s -- in p.ATest\n",
+        )
+
+    executor = ScriptedExecutor({"compile+test": build, "coverage-report": lambda w, step: result(step, 1)})
+    scoped = settings.scoped(ws, [A, B, cli, ghost])
+    assert scoped.extra_args == ("-pl", "app,cli", "-am")
+    run = run_selection(executor, ws, [A, B, cli, ghost], settings.scoped(ws, [A, B]))
+    outcomes = {str(o.test): (o.status, o.message) for o in run.tests}
+    assert outcomes == {
+        "p.ATest#a": (PASSED, ""),
+        "p.ATest#b": (
+            NOT_RUN,
+            "Surefire of module app reported no run of it (the selector matched no test method)",
+        ),
+        "p.CliTest#c": (NOT_RUN, "its module cli was not built"),
+        "p.Ghost#g": (NOT_RUN, "no module has a test source p/Ghost.java"),
+    }
+    test_step, report = executor.seen
+    assert test_step.argv[-5:-2] == ("-pl", "app", "-am")
+    # JaCoCo: every module's packages, and the classes of every module that was built
+    assert dict(test_step.env)["JAVA_TOOL_OPTIONS"].endswith("includes=q.*")
+    classfiles = [report.argv[i + 1] for i, arg in enumerate(report.argv) if arg == "--classfiles"]
+    assert [c.split("/", 1)[1] for c in classfiles] == ["core/target/classes", "app/target/classes"]

@@ -66,6 +66,11 @@ class ScriptedMaven:
             (maven_repo / jar).parent.mkdir(parents=True, exist_ok=True)
             (maven_repo / jar).write_bytes(b"jar")
             return done(0)
+        if os.environ.get("SCRIPTED_MAVEN") == "absent":
+            if step.network:
+                return done(1, "[ERROR] Non-resolvable import POM: org.apache.commons:commons-statistics-bom:pom:1.3 "
+                               "was not found in https://repo.maven.apache.org/maven2 during a previous attempt. @ line 176\n")
+            return done(1, BANNER + MISSING)
         if os.environ.get("SCRIPTED_MAVEN") == "broken":
             if step.network:
                 return done(1, "[INFO] Downloading from central\n[ERROR] Could not transfer artifact "
@@ -76,11 +81,16 @@ class ScriptedMaven:
         selector = next(a for a in step.argv if a.startswith("-Dtest="))[len("-Dtest="):]
         reports = workspace / "target" / "surefire-reports"
         reports.mkdir(parents=True, exist_ok=True)
+        if os.environ.get("SCRIPTED_MAVEN") == "silent":
+            # Surefire ran, and reported nothing of the selection (a selector that matched nothing)
+            return done(0, BANNER + "[INFO]  T E S T S\n[INFO] Tests run: 0, Failures: 0\n")
         for part in selector.split(","):
             cls, _, methods = part.partition("#")
             cases = []
             for method in methods.split("+"):
                 failure = ""
+                if os.environ.get("SCRIPTED_MAVEN") == "failing":
+                    failure = "<failure message='expected: &lt;2&gt; but was: &lt;3&gt;'/>"
                 if "Flaky" in method:
                     runs = int(COUNTER.read_text()) if COUNTER.exists() else 0
                     COUNTER.write_text(str(runs + 1))
@@ -239,3 +249,45 @@ def test_a_failed_warm_up_keeps_its_evidence(
     # the message once per item's error section (the short summary may repeat it, width permitting)
     sections = out.split("short test summary info")[0]
     assert sections.count("cannot prepare the Maven repository") == 2
+
+
+def test_gold_tests_that_did_not_run_are_the_harness_error_not_the_instance(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "silent")
+    result, report = _run(pytester, bench)
+    result.assert_outcomes(errors=2)
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "error"
+    assert record["error"] == (
+        "gold's selected tests did not run on V0, so nothing judged them: "
+        "p.CalcTest#adds: Surefire reported no run of it (the selector matched no test method); "
+        "p.CalcTest#addsFlaky: Surefire reported no run of it (the selector matched no test method)"
+    )
+
+
+def test_gold_tests_failing_on_v0_make_an_invalid_instance_with_their_output(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "failing")
+    _, report = _run(pytester, bench)
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "invalid_instance"
+    # addsFlaky passed once and failed once: flaky, out of the selection, not the instance's fault
+    assert record["error"] == (
+        "gold fails its own selected tests on V0: p.CalcTest#adds failed: expected: <2> but was: <3>"
+    )
+
+
+def test_a_build_needing_artifacts_no_repository_has_is_named_unbuildable(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "absent")
+    result, report = _run(pytester, bench)
+    result.assert_outcomes(skipped=2)  # as SWE-bench's unsupported environments: neither scored nor failed
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "unsupported_environment"
+    assert record["error"] == (
+        "unbuildable here: the build needs org.apache.commons:commons-statistics-bom:pom:1.3, "
+        "which the Maven repositories do not have"
+    )

@@ -8,7 +8,8 @@ production code or the test framework from inside the test tree, so the workspac
 cannot see it; this module reads the declarations themselves.
 
 Production classes are looked up in the main source files of the declared package's directory
-(``src/main/java/<package>/``), which is where Maven compiles them from.
+(``src/main/java/<package>/``), which is where Maven compiles them from, in every module of a
+reactor (a module's tests see the main classes of the modules it depends on).
 """
 
 from __future__ import annotations
@@ -42,22 +43,27 @@ def shadowing_classes(tree: Path, test_files: Iterable[str]) -> list[str]:
             if in_framework_package(name):
                 problems.append(f"{relative}: {name} is in a test-framework or JDK package")
                 continue
-            module_root = _module_root(relative)
-            known = main_classes.setdefault(
-                f"{module_root}|{parsed.package}", _declared_main_classes(tree, module_root, parsed.package)
-            )
+            known = main_classes.get(parsed.package)
+            if known is None:
+                # every module's: in a reactor, the test classpath holds the main classes of the
+                # module and of the modules it depends on
+                roots = {MAVEN.module_root(relative), *_module_roots(tree)}
+                known = set().union(*(_declared_main_classes(tree, root, parsed.package) for root in roots))
+                main_classes[parsed.package] = known
             if name in known:
                 problems.append(f"{relative}: {name} is a production class")
     return problems
 
 
-def _module_root(relative: str) -> str:
-    """The directory holding ``src/`` for a test source path (``""`` for a single-module build)."""
-    parts = relative.split("/")
-    for index in range(len(parts) - 1):
-        if parts[index] == "src" and parts[index + 1] == "test":
-            return "/".join(parts[:index])
-    return ""
+def _module_roots(tree: Path, depth: int = 3) -> list[str]:
+    """Directories up to ``depth`` levels down that hold a main source tree (``""``: the root)."""
+    roots: list[str] = []
+    for level in range(depth + 1):
+        pattern = "/".join(["*"] * level + [MAVEN.main_sources])
+        for found in tree.glob(pattern):
+            if found.is_dir() and not found.is_symlink():
+                roots.append(found.relative_to(tree).as_posix()[: -len(MAVEN.main_sources)].rstrip("/"))
+    return roots
 
 
 def _declared_main_classes(tree: Path, module_root: str, package: str) -> set[str]:

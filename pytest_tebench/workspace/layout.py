@@ -101,6 +101,15 @@ class MavenLayout:
         """True when ``path`` lies in a main tree (components ``src/main``)."""
         return _has_components(path, ("src", "main"))
 
+    def module_root(self, path: str) -> str:
+        """The directory holding the ``src/`` of a test or main path (``gson`` for
+        ``gson/src/test/java/...``; ``""`` for a single-module build or a path in no source tree)."""
+        parts = path.replace("\\", "/").split("/")
+        for index in range(len(parts) - 1):
+            if parts[index] == "src" and parts[index + 1] in ("test", "main"):
+                return "/".join(parts[:index])
+        return ""
+
     def is_production_java(self, path: str) -> bool:
         """A Java source of production code: under ``src/main`` and not under ``src/test``."""
         return path.endswith(".java") and self.is_main_path(path) and not self.is_test_path(path)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tebench import __version__
+from pytest_tebench.benchmarks.building import BuildEnvironment
 from pytest_tebench.benchmarks.realcode.methods import DEFAULT_MIN_STATEMENTS
 from pytest_tebench.benchmarks.realcode.methods import INSTRUCTION
 from pytest_tebench.benchmarks.realcode.methods import INTENT_TYPE
@@ -45,19 +46,13 @@ from pytest_tebench.benchmarks.realcode.methods import method_tasks
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
 from pytest_tebench.java.parser import parse_java
-from pytest_tebench.run.executor import Executor
-from pytest_tebench.run.maven.dist import required_maven_version
-from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.selection import run_inherited
-from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
-from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import COMPILE_ERROR
 from pytest_tebench.run.maven.testrun import NO_TESTS
 from pytest_tebench.run.maven.testrun import OK
 from pytest_tebench.run.maven.testrun import TEST_COMPILE_ERROR
-from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
@@ -77,21 +72,13 @@ STUB_MIN_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
-class RealcodeBuildConfig:
-    repo_dir: Path
-    repo: str  # owner/name
-    work_dir: Path
-    maven_repo: Path
-    executor: Callable[[], Executor]
-    java_version: Callable[[int], int]
+class RealcodeBuildConfig(BuildEnvironment):
+    """The repository and toolchain (shared with the TEBench builder), and what to cut."""
+
     commit: str = "HEAD"
     max_instances: int | None = None
     min_statements: int = DEFAULT_MIN_STATEMENTS
     require_fail_to_pass: bool = False
-    compile_timeout: float = DEFAULT_TIMEOUT_COMPILE
-    test_timeout: float = DEFAULT_TIMEOUT_TEST
-    maven_version: str = ""
-    maven_dist: Path | None = None
 
 
 @dataclass
@@ -239,21 +226,9 @@ class _Builder:
         self.workspace = workspace
         self.commit = commit
         self.executor = config.executor()
-        pom = workspace.path / "pom.xml"
-        if not pom.is_file():
-            raise InputError(f"{config.repo} at {commit[:12]} has no pom.xml at its root (Maven builds only)")
-        self.java = config.java_version(detect_java_level(pom))
-        self.settings = RunSettings(
-            maven_repo=config.maven_repo,
-            java_version=self.java,
-            maven_version=config.maven_version or required_maven_version(pom),
-            maven_dist=config.maven_dist,
-            coverage=True,
-            # the sources do not change between the class launches: the first compiles for all
-            clean_target=False,
-            compile_timeout=config.compile_timeout,
-            test_timeout=config.test_timeout,
-        )
+        # the sources do not change between the class launches: the first compiles for all
+        self.settings = config.run_settings(workspace.path, coverage=True, clean_target=False)
+        self.java = self.settings.java_version
 
     def run_class(self, name: str, tests: list[TestId]) -> dict[str, Any]:
         warmed = run_warmed(
@@ -404,13 +379,8 @@ def _build(
 # -- the command ----------------------------------------------------------------------------
 def main(args: argparse.Namespace) -> int:
     """``tebench build --benchmark realcode``: the parsed arguments of ``tebench build``."""
+    from pytest_tebench.benchmarks.building import open_environment
     from pytest_tebench.instance.datasets import write_dataset
-    from pytest_tebench.run.executors import ExecutorOptions
-    from pytest_tebench.run.executors import create_executor
-    from pytest_tebench.run.executors import resolve_name
-    from pytest_tebench.run.maven.jdk import choose_java_version
-    from pytest_tebench.run.maven.settings import MavenSettings
-    from pytest_tebench.settings import default_cache_dir
 
     history = {
         "--since": args.since,
@@ -423,34 +393,16 @@ def main(args: argparse.Namespace) -> int:
         raise InputError(
             f"{', '.join(misplaced)}: history options of the tebench builder; realcode takes --commit"
         )
-    repo_dir = Path(args.repo_dir).resolve()
-    cache = (args.cache_dir or default_cache_dir()).resolve()
-    maven = MavenSettings.from_values(vars(args), cache)
-    name = resolve_name(args.executor)
-    if name == "local" and args.executor == "auto":
-        print("tebench build: no Docker engine answered; the tests run unsandboxed on this machine")
-    executor = create_executor(ExecutorOptions.from_values(name, vars(args)), progress=print)
     out = Path(args.out)
-    try:
+    with open_environment(args, what="the tests") as environment:
         config = RealcodeBuildConfig(
-            repo_dir=repo_dir,
-            repo=args.repo,
-            work_dir=cache / "build-workspaces",
-            maven_repo=maven.maven_repo,
-            executor=lambda: executor,
-            java_version=lambda level: choose_java_version(executor.java_versions(), level, maven.jdk),
+            **environment,
             commit=args.commit or "HEAD",
             max_instances=args.max,
             min_statements=DEFAULT_MIN_STATEMENTS if args.min_statements is None else args.min_statements,
             require_fail_to_pass=args.require_fail_to_pass,
-            compile_timeout=maven.timeout_compile,
-            test_timeout=maven.timeout_test,
-            maven_version=maven.maven_version or "",
-            maven_dist=maven.maven_dist,
         )
         result = build_realcode(config, out.with_name(out.name + ".state.jsonl"), progress=print)
-    finally:
-        executor.close()
     write_dataset(result.rows, out)
     rejections = out.with_name(out.name + ".rejections.json")
     rejections.write_text(

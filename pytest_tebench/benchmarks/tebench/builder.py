@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tebench import __version__
+from pytest_tebench.benchmarks.building import BuildEnvironment
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import test_changes
 from pytest_tebench.benchmarks.tebench.update import selection_of
@@ -39,16 +40,11 @@ from pytest_tebench.errors import HarnessError
 from pytest_tebench.java.parser import identity_key
 from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
-from pytest_tebench.run.executor import Executor
-from pytest_tebench.run.maven.dist import required_maven_version
-from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.selection import run_inherited
-from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
-from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
+from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
-from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import Workspace
@@ -80,27 +76,14 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class BuildConfig:
-    repo_dir: Path
-    repo: str  # owner/name
-    work_dir: Path
-    maven_repo: Path
-    executor: Callable[[], Executor]
-    java_version: Callable[[int], int]
+class BuildConfig(BuildEnvironment):
+    """The repository and toolchain (shared with the RealCodeJava builder), and the history."""
+
     since: str | None = None
     until: str | None = None
     rev: str = "HEAD"
     max_instances: int | None = None
     jobs: int = 1
-    compile_timeout: float = DEFAULT_TIMEOUT_COMPILE
-    test_timeout: float = DEFAULT_TIMEOUT_TEST
-    maven_version: str = ""
-    #: Where Maven distributions are downloaded (None: the default cache's).
-    maven_dist: Path | None = None
-
-    @property
-    def project(self) -> str:
-        return self.repo.split("/", 1)[-1]
 
 
 # -- stage 1 and 2: static ----------------------------------------------------------------
@@ -249,16 +232,11 @@ def _labelled(
 ) -> dict[str, Any] | str:
     executor = config.executor()
     workspace.checkout("gold")
-    settings = RunSettings(
-        maven_repo=config.maven_repo,
-        java_version=config.java_version(detect_java_level(workspace.path / "pom.xml")),
-        maven_version=config.maven_version or required_maven_version(workspace.path / "pom.xml"),
-        maven_dist=config.maven_dist,
-        coverage=False,
-        compile_timeout=config.compile_timeout,
-        test_timeout=config.test_timeout,
+    settings = config.run_settings(workspace.path, coverage=False)
+    selection = selection_of(gold.methods)
+    warmed = run_warmed(
+        executor, workspace.path, selection, settings.scoped(workspace.path, selection), project=config.repo
     )
-    warmed = run_warmed(executor, workspace.path, selection_of(gold.methods), settings, project=config.repo)
     if warmed.warmup is not None and not warmed.warmup.ok:
         return f"V0 does not build (warm-up): {warmed.warmup.error}"
     v0 = warmed.run
@@ -268,6 +246,12 @@ def _labelled(
         )
     if not (v0.compile_ok and v0.test_compile_ok):
         return f"V0 does not compile ({v0.status})"
+    missed = [f"{o.test}: {o.message or 'no result'}" for o in v0.tests if o.status == NOT_RUN]
+    if missed:
+        # not run is not judged: the harness missed them (docs/scoring.md), the commit is retried
+        raise HarnessError(
+            f"{row['instance_id']}: gold's changed tests did not run on V0: " + "; ".join(missed)
+        )
     failing = sorted(str(o.test) for o in v0.tests if o.status not in (PASSED, SKIPPED))
     if failing:
         return "gold's changed tests fail on V0: " + ", ".join(failing)
@@ -282,7 +266,8 @@ def _labelled(
     workspace.checkout("v-0.5")
     labels: set[str] = set()
     if old_tests:
-        before = run_inherited(executor, workspace.path, old_tests, settings)
+        scoped = settings.scoped(workspace.path, old_tests)
+        before = run_inherited(executor, workspace.path, old_tests, scoped)
         if before.harness_failed or before.status.startswith("timeout"):
             raise HarnessError(
                 f"{row['instance_id']}: V-0.5 build failed for harness reasons: {before.error}"

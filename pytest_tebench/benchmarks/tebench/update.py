@@ -41,15 +41,18 @@ from pytest_tebench.jsonfiles import write_json
 from pytest_tebench.locking import file_lock
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.run.maven.dist import MAVEN_39
 from pytest_tebench.run.maven.dist import required_maven_version
 from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.run.maven.jacoco import LineCoverage
 from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.selection import run_inherited
+from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.warmup import WarmedRun
@@ -59,12 +62,21 @@ from pytest_tebench.workspace.checkout import Workspace
 #: A selected test "passes" when it passed or was skipped (a gold patch may @Disable a test);
 #: failed, errored and not-run (a selector that matched nothing) tests do not.
 _PASSING = (PASSED, SKIPPED)
+#: Characters of a failing test's message kept in an ``invalid_instance`` reason.
+_MESSAGE_CHARS = 300
 
 
 class InvalidInstance(HarnessError):
     """Gold fails its own selected tests on V0: the instance cannot judge anyone."""
 
     status = "invalid_instance"
+
+
+class Unbuildable(HarnessError):
+    """The build needs artifacts the Maven repositories do not have (a snapshot or an unreleased
+    version): no run here can build it, so it is neither scored nor retried as a passing fault."""
+
+    status = "unsupported_environment"
 
 
 class UpdateTimeout(Exception):
@@ -87,6 +99,8 @@ class GoldReference:
     #: Gold's selected tests whose outcome changed between repeated runs, dropped from every
     #: selection: ``{"test": id, "outcomes": [status per run]}``.
     flaky: tuple[dict[str, Any], ...] = ()
+    #: The Maven gold's run needed (``""``: the executor's), so predictions start with it.
+    maven_version: str = ""
 
     @property
     def flaky_tests(self) -> frozenset[TestId]:
@@ -161,9 +175,14 @@ class UpdateEvaluator:
         project: str,
         warm_selection: list[TestId] | None = None,
         trusted: str | None = None,
-    ) -> WarmedRun:
-        """An offline run; the project is warmed up (online, on ``trusted``'s checkout) only
-        when the shared Maven repository lacks something it needs."""
+    ) -> tuple[WarmedRun, RunSettings]:
+        """An offline run, and the settings it really ran with; the project is warmed up (online,
+        on ``trusted``'s checkout) only when the shared Maven repository lacks something it needs.
+        ``settings`` come :meth:`~RunSettings.scoped` to the modules of the selected tests.
+
+        A plugin that refuses the Maven in use (``requires Maven version 3.9.6``: gson's proto
+        module; a plugin's own prerequisite, which no POM shows) gets the run again, once, with
+        Maven 3.9 from Maven Central."""
         warmed = run_warmed(
             self._executor(),
             workspace.path,
@@ -173,13 +192,36 @@ class UpdateEvaluator:
             warm_selection=warm_selection,
             trusted=None if trusted is None else lambda: _checked_out(workspace, trusted),
         )
+        steps = [*warmed.run.steps, *(warmed.warmup.steps if warmed.warmup else ())]
+        needed = max((mavenlog.required_maven(step.output) for step in steps), default="")
+        if needed and not settings.maven_version and _newer_maven_will_do(needed):
+            settings = replace(settings, maven_version=MAVEN_39)
+            warmed = run_warmed(
+                self._executor(),
+                workspace.path,
+                selection,
+                settings,
+                project=project,
+                warm_selection=warm_selection,
+                trusted=None if trusted is None else lambda: _checked_out(workspace, trusted),
+            )
         if warmed.warmup is not None and not warmed.warmup.ok:
+            absent = sorted(
+                {a for step in warmed.warmup.steps for a in mavenlog.absent_artifacts(step.output)}
+            )
+            if absent:
+                raise Unbuildable(
+                    f"unbuildable here: the build needs {', '.join(absent)}, which the Maven repositories "
+                    "do not have",
+                    log_tail=warmed.warmup.log_tail,
+                    timings=_warmup_timings(warmed),
+                )
             raise HarnessError(
                 f"cannot prepare the Maven repository for this project: {warmed.warmup.error}",
                 log_tail=warmed.warmup.log_tail,
                 timings=_warmup_timings(warmed),
             )
-        return warmed
+        return warmed, settings
 
     # -- gold -----------------------------------------------------------------------------
     def gold(
@@ -214,6 +256,7 @@ class UpdateEvaluator:
             run={**cached["run"], "cache": cached["cache"]},
             seconds=float(cached["seconds"]),
             flaky=tuple(cached.get("flaky") or ()),
+            maven_version=str(cached.get("maven_version") or ""),
         )
 
     def _compute_gold(
@@ -226,7 +269,8 @@ class UpdateEvaluator:
         )
         selection = selection_of(gold_changes.methods)
         try:
-            warmed = self._run(workspace, selection, settings, project=project)
+            settings = settings.scoped(workspace.path, selection)
+            warmed, settings = self._run(workspace, selection, settings, project=project)
             run = warmed.run
             _raise_for_harness(run, "gold build on V0", _warmup_timings(warmed))
             flaky: list[dict[str, Any]] = []
@@ -238,9 +282,10 @@ class UpdateEvaluator:
         if not (run.compile_ok and run.test_compile_ok):
             invalid = f"gold does not compile on V0 ({run.status}): {run.error}"
         else:
-            failing = [f"{o.test} {o.status}" for o in run.tests if o.status not in _PASSING]
+            _raise_for_not_run(run, warmed)
+            failing = [_failure(o) for o in run.tests if o.status not in _PASSING]
             if failing:
-                invalid = "gold fails its own selected tests on V0: " + ", ".join(failing)
+                invalid = "gold fails its own selected tests on V0: " + "; ".join(failing)
             elif flaky and not run.tests:
                 invalid = "every test gold selects is flaky on V0: " + ", ".join(e["test"] for e in flaky)
         coverage = run.coverage
@@ -265,6 +310,7 @@ class UpdateEvaluator:
             ],
             "coverage": _coverage_to_json(coverage, methods),
             "java_version": settings.java_version,
+            "maven_version": settings.maven_version,
             "run": {**_run_summary(run), "warmup": warmed.warmup.to_dict() if warmed.warmup else None},
             "seconds": time.perf_counter() - started,
             "flaky": flaky,
@@ -324,12 +370,15 @@ class UpdateEvaluator:
     ) -> dict[str, Any]:
         workspace.checkout("prediction")
         settings = self._run_settings(workspace)
+        if not settings.maven_version and gold.maven_version:
+            settings = replace(settings, maven_version=gold.maven_version)
         methods = method_sets(workspace, gold_changes, predicted)
         flaky = gold.flaky_tests
         selection = sorted(set(methods.prediction_selection()) - flaky)
         try:
+            settings = settings.scoped(workspace.path, [*selection, *gold.selection])
             # a warm-up runs gold's tests online, never the prediction's
-            warmed = self._run(
+            warmed, settings = self._run(
                 workspace,
                 selection,
                 settings,
@@ -419,6 +468,35 @@ def _raise_for_harness(run: SelectionRun, what: str, timings: dict[str, float]) 
             log_tail=_run_log_tail(run),
             timings={**timings, **run.timings},
         )
+
+
+def _newer_maven_will_do(needed: str) -> bool:
+    """Whether :data:`MAVEN_39` meets a plugin's "requires Maven version" (3.9.x up to it)."""
+    wanted = tuple(int(part) for part in needed.split(".")[:3])
+    have = tuple(int(part) for part in MAVEN_39.split(".")[:3])
+    return wanted[:2] == have[:2] and wanted <= have
+
+
+def _raise_for_not_run(run: SelectionRun, warmed: WarmedRun) -> None:
+    """A test gold selects that did not run was not judged: the harness missed it (its module
+    was not built, the selector matched nothing), so it is the harness's error, never the
+    instance's (docs/scoring.md)."""
+    missed = [o for o in run.tests if o.status == NOT_RUN]
+    if missed:
+        raise HarnessError(
+            "gold's selected tests did not run on V0, so nothing judged them: "
+            + "; ".join(f"{o.test}: {o.message or 'no result'}" for o in missed),
+            log_tail=_run_log_tail(run),
+            timings={**_warmup_timings(warmed), **run.timings},
+        )
+
+
+def _failure(outcome: TestOutcome) -> str:
+    """``test status: message``, the message as Surefire reported it (first lines only)."""
+    message = " ".join(outcome.message.split())
+    if len(message) > _MESSAGE_CHARS:
+        message = message[: _MESSAGE_CHARS - 3] + "..."
+    return f"{outcome.test} {outcome.status}" + (f": {message}" if message else "")
 
 
 def _run_log_tail(run: SelectionRun) -> str:

@@ -18,6 +18,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,16 +99,21 @@ def project_includes(workspace: Path, source_roots: Iterable[str] = (MAVEN.main_
     return tuple(f"{p}.*" for p in prefixes) + tuple(f"{name}*" for name in sorted(default_classes))
 
 
-def report_step(*, java_version: int, timeout: float, classes_dir: str = "target/classes") -> BuildStep:
-    """``java -jar jacococli.jar report`` turning :data:`EXEC_FILE` into :data:`XML_FILE`."""
+def report_step(
+    *, java_version: int, timeout: float, classes_dirs: Sequence[str] = ("target/classes",)
+) -> BuildStep:
+    """``java -jar jacococli.jar report`` turning :data:`EXEC_FILE` into :data:`XML_FILE`, over the
+    classes of every module given (a reactor's tests may run production code of other modules)."""
+    classfiles: list[str] = []
+    for directory in classes_dirs:
+        classfiles += ["--classfiles", f"{WORKSPACE_PLACEHOLDER}/{directory}"]
     argv = (
         "java",
         "-jar",
         f"{MAVEN_REPO_PLACEHOLDER}/{CLI_JAR}",
         "report",
         f"{WORKSPACE_PLACEHOLDER}/{EXEC_FILE}",
-        "--classfiles",
-        f"{WORKSPACE_PLACEHOLDER}/{classes_dir}",
+        *classfiles,
         "--xml",
         f"{WORKSPACE_PLACEHOLDER}/{XML_FILE}",
         "--quiet",

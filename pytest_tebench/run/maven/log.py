@@ -84,6 +84,13 @@ _MISSING_OFFLINE = (
     "Could not transfer artifact",
     "No plugin found for prefix",
 )
+#: An artifact the remote repositories answered "not there" for (not a transfer failure, which may
+#: pass): ``Could not find artifact g:a:jar:v in central (https://...)``, ``Failure to find
+#: g:a:pom:v in https://...``, ``g:a:pom:v was not found in https://... during a previous attempt``.
+_ABSENT_ARTIFACT = re.compile(
+    r"(?:Could not find artifact|Failure to find) (?P<found>[\w.\-]+(?::[\w.\-]+){2,4}) in "
+    r"|(?P<cached>[\w.\-]+(?::[\w.\-]+){2,4}) was not found in "
+)
 #: Lines of a failed step's log kept in an error record: enough for the failing goal and its cause.
 LOG_TAIL_LINES = 60
 _CRASH = (
@@ -186,6 +193,28 @@ def missing_artifacts(output: str) -> bool:
         if line.startswith(("[ERROR]", "[FATAL]"))
         for marker in _MISSING_OFFLINE
     )
+
+
+_REQUIRES_MAVEN = re.compile(r"requires Maven version (?P<version>\d+(?:\.\d+){1,2})\b")
+
+
+def required_maven(output: str) -> str:
+    """The Maven version a plugin refused to run without (``The plugin ... requires Maven version
+    3.9.6``), or ``""``."""
+    match = _REQUIRES_MAVEN.search(clean_log(output))
+    return match.group("version") if match else ""
+
+
+def absent_artifacts(output: str) -> list[str]:
+    """Artifacts an online step needed and the remote repositories do not have (sorted, unique):
+    a build that needs them cannot be made here, however often it is tried."""
+    found = {
+        match.group("found") or match.group("cached")
+        for line in clean_log(output).splitlines()
+        if line.startswith(("[ERROR]", "[FATAL]", "[WARNING]"))
+        for match in _ABSENT_ARTIFACT.finditer(line)
+    }
+    return sorted(found)
 
 
 def maven_version(output: str) -> str:

@@ -11,6 +11,12 @@ compiling, so classes of deleted sources cannot run (with ``clean_target=False``
 Surefire's reports and our JaCoCo files go), and they go again right before a separate test
 step. Only this run's reports are read.
 
+Multi-module builds (:mod:`~pytest_tebench.run.maven.reactor`): stale outputs go and Surefire's
+reports are read in every module, JaCoCo's one execution file at the root collects every test
+JVM of the launch, and the report reads every module's ``target/classes``. Which modules a launch
+builds is the caller's ``extra_args`` (``Reactor.scope_args``: ``-pl <modules> -am``), so an
+online warm-up builds the same ones. A selected test without a result says why it did not run.
+
 Statuses: ``ok`` (tests ran; see the outcomes), ``no_tests`` (empty selection, compiled, no test
 step), ``compile_error``, ``test_compile_error``, ``timeout:test-compile`` / ``timeout:test``
 (for one launch, the phase its log shows at the kill), ``build_error`` (the harness could not
@@ -41,6 +47,7 @@ from pytest_tebench.run.maven.jacoco import check_agent_paths
 from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
+from pytest_tebench.run.maven.reactor import read_reactor
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
 from pytest_tebench.run.maven.steps import compile_step
@@ -52,6 +59,7 @@ from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.surefire import check_against_console
 from pytest_tebench.run.maven.surefire import outcomes_for
 from pytest_tebench.run.maven.surefire import read_reports
+from pytest_tebench.workspace.layout import MAVEN
 
 OK = "ok"
 NO_TESTS = "no_tests"
@@ -91,6 +99,13 @@ class RunSettings:
     #: ``mvn test-compile`` and ``mvn test`` as two launches (own timeouts and timings) instead of
     #: one ``mvn test`` (compile limit until Surefire starts, then the test limit). Costs a launch.
     split_launches: bool = False
+
+    def scoped(self, workspace: Path, tests: Iterable[TestId]) -> RunSettings:
+        """These settings building only the reactor modules that hold ``tests`` and the modules
+        they depend on (``-pl ... -am``; unchanged for a single-module build). Every launch of a
+        run and of its warm-up carries the scope, so a warm-up resolves what the run builds."""
+        scope = read_reactor(workspace).scope_args(workspace, tests)
+        return replace(self, extra_args=(*self.extra_args, *scope)) if scope else self
 
     def maven_tools(self) -> tuple[tuple[str, str], ...]:
         """The resolved Maven distribution every Maven step of this build carries (none: the
@@ -167,20 +182,28 @@ class SelectionRun:
 
 
 def remove_stale_outputs(workspace: Path, *, whole_target: bool) -> None:
-    """Delete ``target/`` (``whole_target``) or just Surefire reports and our JaCoCo files.
+    """Delete ``target/`` (``whole_target``) or just Surefire reports and our JaCoCo files, in
+    every module of the reactor.
 
     A symbolic link a test planted at any of these places is removed itself (``rmtree`` would
     refuse it and leave Maven writing through it, outside the workspace).
     """
-    for relative in ("target", REPORTS_DIR, EXEC_FILE, XML_FILE):
+    reactor = read_reactor(workspace)
+    targets, reports = reactor.dirs("target"), reactor.dirs(REPORTS_DIR)
+    for relative in (*targets, *reports, EXEC_FILE, XML_FILE):
         if (workspace / relative).is_symlink():
             (workspace / relative).unlink()
     if whole_target:
-        shutil.rmtree(workspace / "target", ignore_errors=True)
+        for relative in targets:
+            if not linked(workspace, relative):
+                shutil.rmtree(workspace / relative, ignore_errors=True)
         return
-    shutil.rmtree(workspace / REPORTS_DIR, ignore_errors=True)
+    for relative in reports:
+        if not linked(workspace, relative):
+            shutil.rmtree(workspace / relative, ignore_errors=True)
     for name in (EXEC_FILE, XML_FILE):
-        (workspace / name).unlink(missing_ok=True)
+        if not linked(workspace, name):
+            (workspace / name).unlink(missing_ok=True)
 
 
 def linked(workspace: Path, relative: str) -> bool:
@@ -207,7 +230,7 @@ def run_selection(
     use, or a broken executor; build trouble comes back as ``status="build_error"``.
     """
     if not (workspace / "pom.xml").is_file():
-        raise HarnessError(f"{workspace} has no pom.xml (only single-module Maven builds are supported)")
+        raise HarnessError(f"{workspace} has no pom.xml: not a Maven build")
     run = _Run(executor, workspace, sorted(set(selection)), settings)
     return run.execute()
 
@@ -224,6 +247,7 @@ class _Run:
         self.settings = settings
         self.steps: list[StepResult] = []
         self.timings: dict[str, float] = {}
+        self.reactor = read_reactor(workspace)
 
     def finish(
         self, status: str, compile_ok: bool | None, test_compile_ok: bool | None, **rest: Any
@@ -273,8 +297,14 @@ class _Run:
         if name == "compile+test":
             step = replace(step, phase_marker=SUREFIRE_STARTS, phase_timeout=settings.test_timeout)
         tested = self.step(step)
-        reports = [] if linked(self.workspace, REPORTS_DIR) else read_reports(self.workspace / REPORTS_DIR)
+        reports = [
+            case
+            for relative in self.reactor.dirs(REPORTS_DIR)
+            if not linked(self.workspace, relative)
+            for case in read_reports(self.workspace / relative)
+        ]
         outcomes = check_against_console(outcomes_for(self.chosen, reports), reports, tested.output)
+        self.explain_not_run(outcomes, tested.output)
         if tested.timed_out:
             phase = "test" if name == "test" else mavenlog.phase_at_end(tested.output)
             compiled = phase == "test" or mavenlog.compile_started_tests(tested.output)
@@ -315,12 +345,34 @@ class _Run:
             error=error,
         )
 
+    def explain_not_run(self, outcomes: dict[TestId, TestOutcome], console: str) -> None:
+        """Say why each selected test without a result did not run: no module declares its class,
+        its module was not built in this launch, or it was built and Surefire ran nothing of it
+        (a selector matching nothing: not a test method, an abstract class...)."""
+        for test, outcome in outcomes.items():
+            if outcome.status != NOT_RUN or outcome.message:
+                continue
+            module = self.reactor.test_module(self.workspace, test)
+            if module is None:
+                top = test.class_name.split("$", 1)[0].replace(".", "/")
+                why = f"no module has a test source {top}.java"
+            elif self.reactor.is_multi_module and not (self.workspace / module / "target").is_dir():
+                why = f"its module {module or '.'} was not built"
+            else:
+                where = f" of module {module}" if module else ""
+                why = f"Surefire{where} reported no run of it (the selector matched no test method)"
+                if SUREFIRE_STARTS not in console:
+                    why = f"no test ran{where}: Surefire never started"
+            outcomes[test] = TestOutcome(test, NOT_RUN, 0, why)
+
     def coverage_includes(self) -> tuple[tuple[str, ...], str]:
         if not self.settings.coverage or not self.chosen:
             return (), ""
-        includes = self.settings.coverage_includes or project_includes(self.workspace)
+        includes = self.settings.coverage_includes or project_includes(
+            self.workspace, self.reactor.dirs(MAVEN.main_root)
+        )
         if not includes:
-            return (), "no main classes found under src/main: nothing to cover"
+            return (), "no main classes found under src/main of any module: nothing to cover"
         check_agent_paths(str(self.workspace.resolve()), str(self.settings.maven_repo.resolve()))
         return includes, ""
 
@@ -356,9 +408,18 @@ class _Run:
             return None, f"{EXEC_FILE} is a symbolic link (planted by a test): not read"
         if not (workspace / EXEC_FILE).is_file():
             return None, f"no JaCoCo execution data at {EXEC_FILE}: the agent did not run"
-        if not (workspace / "target" / "classes").is_dir():
+        classes = [
+            relative
+            for relative in self.reactor.dirs("target/classes")
+            if (workspace / relative).is_dir() and not linked(workspace, relative)
+        ]
+        if not classes:
             return CoverageReport(files={}, classes={}), ""
-        report = self.step(report_step(java_version=settings.java_version, timeout=settings.report_timeout))
+        report = self.step(
+            report_step(
+                java_version=settings.java_version, timeout=settings.report_timeout, classes_dirs=classes
+            )
+        )
         if report.timed_out:
             return None, "the JaCoCo report timed out"
         if not report.ok:
