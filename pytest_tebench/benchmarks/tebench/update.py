@@ -62,6 +62,9 @@ from pytest_tebench.workspace.checkout import Workspace
 #: A selected test "passes" when it passed or was skipped (a gold patch may @Disable a test);
 #: failed, errored and not-run (a selector that matched nothing) tests do not.
 _PASSING = (PASSED, SKIPPED)
+#: What a cached gold verdict means; a new value makes every stored gold reference stale.
+#: 2: a selected test that did not run is the harness's error, no longer ``invalid_instance``.
+_GOLD_RULES = 2
 #: Characters of a failing test's message kept in an ``invalid_instance`` reason.
 _MESSAGE_CHARS = 300
 
@@ -607,7 +610,14 @@ def _versions(
 # -- cache ----------------------------------------------------------------------------------
 def _cache_key(instance_key: dict[str, str], *, executor: str, java: int, runs: int = 1) -> str:
     material = json.dumps(
-        {**instance_key, "harness": __version__, "executor": executor, "java": java, "gold_runs": runs},
+        {
+            **instance_key,
+            "harness": __version__,
+            "rules": _GOLD_RULES,
+            "executor": executor,
+            "java": java,
+            "gold_runs": runs,
+        },
         sort_keys=True,
     )
     return hashlib.sha256(material.encode()).hexdigest()[:32]
