@@ -524,3 +524,19 @@ def test_the_record_is_compared_with_the_gold_run_rule_by_rule() -> None:
     assert [
         f.rule for f in evidence.findings([quirk], successes=passed, resolved_by_log=True, baseline=gold)
     ] == ["unconfirmed"]
+
+
+@pytest.mark.parametrize(
+    ("command", "guarded"),
+    [
+        ("pytest -rA", "pytest -p tebench_guard -rA"),
+        ("pytest --no-header -rA", "pytest -p tebench_guard --no-header -rA"),
+        ("A=1 B='x' pytest -rA", "A=1 B='x' pytest -p tebench_guard -rA"),
+        ("A=1 pytest -rA", "A=1 pytest -p tebench_guard -rA"),
+        ("./tests/runtests.py --verbosity 2", None),
+        ("tox --current-env -epy39 -v --", None),
+        ("pytest-benchmark run", None),
+    ],
+)
+def test_the_guard_goes_right_after_pytest(command: str, guarded: str | None) -> None:
+    assert evaluation.guarded_command(command) == (guarded or command, guarded is not None)
