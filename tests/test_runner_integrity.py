@@ -508,6 +508,11 @@ def test_the_record_is_compared_with_the_gold_run_rule_by_rule() -> None:
         f.rule for f in evidence.findings([changed], successes=passed, resolved_by_log=True, baseline=gold)
     ]
     assert rules == ["runner-code", "runner-code", "changed", "hook", "test-code", "item-class", "tracer"]
+    # a benchmark whose prediction is a test patch does not judge test code against gold's
+    kept = evidence.findings(
+        [changed], successes=passed, resolved_by_log=True, baseline=gold, ignore={"test-code"}
+    )
+    assert "test-code" not in [f.rule for f in kept] and len(kept) == len(rules) - 1
     # without a baseline (gold left no record) only the absolute rules judge
     assert evidence.findings([changed], successes=passed, resolved_by_log=True, baseline=None) == []
     # a log name the gold run could not confirm either (a parser's naming quirk) is no finding
@@ -524,3 +529,19 @@ def test_the_record_is_compared_with_the_gold_run_rule_by_rule() -> None:
     assert [
         f.rule for f in evidence.findings([quirk], successes=passed, resolved_by_log=True, baseline=gold)
     ] == ["unconfirmed"]
+
+
+@pytest.mark.parametrize(
+    ("command", "guarded"),
+    [
+        ("pytest -rA", "pytest -p tebench_guard -rA"),
+        ("pytest --no-header -rA", "pytest -p tebench_guard --no-header -rA"),
+        ("A=1 B='x' pytest -rA", "A=1 B='x' pytest -p tebench_guard -rA"),
+        ("A=1 pytest -rA", "A=1 pytest -p tebench_guard -rA"),
+        ("./tests/runtests.py --verbosity 2", None),
+        ("tox --current-env -epy39 -v --", None),
+        ("pytest-benchmark run", None),
+    ],
+)
+def test_the_guard_goes_right_after_pytest(command: str, guarded: str | None) -> None:
+    assert evaluation.guarded_command(command) == (guarded or command, guarded is not None)

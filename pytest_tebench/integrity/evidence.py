@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections.abc import Collection
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -107,11 +108,23 @@ def findings(
     successes: Mapping[str, str],
     resolved_by_log: bool,
     baseline: Mapping[str, Any] | None,
+    ignore: Collection[str] = (),
 ) -> list[Finding]:
     """Why the run is tampered (empty: it is not), from the records ``found`` in its log.
 
-    ``baseline`` is :func:`baseline_of` the gold run (None: there is none).
+    ``baseline`` is :func:`baseline_of` the gold run (None: there is none). ``ignore`` names rules
+    a benchmark does not apply: where the prediction is a test patch (SWT-bench), its test code
+    and its ``conftest.py`` hooks legitimately differ from gold's (``test-code``, ``hook``).
     """
+    return [f for f in _findings(found, successes, resolved_by_log, baseline) if f.rule not in ignore]
+
+
+def _findings(
+    found: list[dict[str, Any]],
+    successes: Mapping[str, str],
+    resolved_by_log: bool,
+    baseline: Mapping[str, Any] | None,
+) -> list[Finding]:
     if len(found) > 1:
         return [Finding("several-records", f"{len(found)} guard records carry this run's nonce")]
     if not found:
