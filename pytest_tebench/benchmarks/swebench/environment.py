@@ -47,9 +47,9 @@ from typing import Any
 
 import docker.errors
 
+from pytest_tebench.benchmarks.swebench import conda_env
 from pytest_tebench.benchmarks.swebench import pypi_dates
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
-from pytest_tebench.benchmarks.swebench import conda_env
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.locking import file_lock
 from pytest_tebench.locking import lock_name
