@@ -4,21 +4,30 @@ clean environment under the guard."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import shlex
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_images
 from pytest_tebench.benchmarks.swebench import official_refusal
+from pytest_tebench.benchmarks.swebench.adapter import OfficialPrepared
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
+from pytest_tebench.benchmarks.swebench.adapter import _PatchRun
 from pytest_tebench.demo import swebench as demo
 from pytest_tebench.instance.datasets import RawRecord
+from pytest_tebench.integrity import evidence
 from pytest_tebench.integrity import paths
+from pytest_tebench.run.executor import StepResult
 
 pytest.importorskip("swebench")
 
@@ -140,3 +149,82 @@ def test_the_official_eval_script_runs_its_test_command_clean_and_under_the_guar
     assert "python_path=''" in plain
     assert f"python_path={official_images.GUARD_PATH}" in guarded
     assert official_images.GUARD_PATH == "/opt/tools/tebench-guard"
+
+
+def _probe(tmp_path: Path, *extra: Path) -> subprocess.CompletedProcess[str]:
+    """The probe script as the image's interpreter runs it, with this environment's Python."""
+    path = os.pathsep.join([*map(str, extra), str(evidence.PLUGIN_DIR)])
+    return subprocess.run(
+        [sys.executable, "-c", official_images.GUARD_PROBE],
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": path, "PYTHONNOUSERSITE": "1"},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+
+
+def test_the_guard_probe_accepts_a_supported_pytest_and_says_why_not_otherwise(tmp_path: Path) -> None:
+    ok = _probe(tmp_path)
+    assert (ok.returncode, ok.stdout.strip()) == (
+        0,
+        f"python {sys.version.split()[0]}, pytest {pytest.__version__}",
+    )
+    old = tmp_path / "old"
+    (old / "pytest").mkdir(parents=True)
+    (old / "pytest" / "__init__.py").write_text("__version__ = '4.5.0'\n")
+    too_old = _probe(tmp_path, old)
+    # the guard plugin imports pytest's internals: with this stand-in it does not even load
+    assert too_old.returncode == 3
+    assert too_old.stdout.startswith("the guard plugin does not load in the image's environment")
+
+
+class _Executor:
+    """Answers the probe's one container run with ``result`` (the Docker executor's interface)."""
+
+    def __init__(self, result: StepResult) -> None:
+        self.result = result
+        self.steps: list[Any] = []
+
+    def container_spec(self) -> None:  # only its presence is asked for
+        raise AssertionError
+
+    def run(self, workspace: Path, step: Any, **kwargs: Any) -> StepResult:
+        self.steps.append((step, kwargs))
+        return self.result
+
+
+def test_a_failed_probe_makes_the_guard_inactive_with_its_reason_never_tampered() -> None:
+    failed = StepResult(
+        "swebench-guard-probe", (), 3, False, 0.5, "noise\nthe image's pytest 3.0.7 is older\n"
+    )
+    executor = _Executor(failed)
+    reason = official_images.guard_probe(executor, "swebench/sweb.eval.x86_64.a_1776_b-1:latest")
+    assert reason == (
+        "the guard cannot run in swebench/sweb.eval.x86_64.a_1776_b-1:latest (exit 3): "
+        "the image's pytest 3.0.7 is older"
+    )
+    [(step, kwargs)] = executor.steps
+    # the plugin's folder is mounted read-only, and the image runs with the official overrides
+    assert step.tools == (("tebench-guard", str(evidence.PLUGIN_DIR)),) and not step.network
+    assert kwargs["overrides"]["user"] == "0:0"
+    assert official_images.guard_probe(_Executor(dataclasses.replace(failed, exit_code=0)), "i") is None
+    # the adapter's guard block for a run the probe kept unguarded: inactive, its reason, no findings
+    adapter = SwebenchAdapter(images="official")
+    [instance] = adapter.load_instances(
+        [RawRecord(json.loads(demo.DATASET.read_text().splitlines()[0]), "rows.jsonl:1")]
+    )
+    # a log that resolves: with the guard on and no record this would be `no-record`, tampered
+    run = _PatchRun(guarded=False, guard_reason=reason, log="tests/test_numbers.py::test_mean PASSED")
+    context = EvalContext(cache_dir=Path("unused"), work_dir=Path("unused"), repos=None)  # type: ignore[arg-type]
+    prepared = OfficialPrepared("image", {}, None, "3.11")
+    block = adapter._judge_guard(
+        instance,
+        prepared,
+        None,
+        run,
+        status_map={},
+        resolved=True,
+        context=context,  # type: ignore[arg-type]
+    )
+    assert block == {"active": False, "reason": reason}
