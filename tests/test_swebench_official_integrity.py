@@ -194,12 +194,14 @@ class _Executor:
         return self.result
 
 
-def test_a_failed_probe_makes_the_guard_inactive_with_its_reason_never_tampered() -> None:
+def test_a_failed_probe_makes_the_guard_inactive_with_its_reason_never_tampered(tmp_path: Path) -> None:
     failed = StepResult(
         "swebench-guard-probe", (), 3, False, 0.5, "noise\nthe image's pytest 3.0.7 is older\n"
     )
     executor = _Executor(failed)
-    reason = official_images.guard_probe(executor, "swebench/sweb.eval.x86_64.a_1776_b-1:latest")
+    reason = official_images.guard_probe(
+        executor, "swebench/sweb.eval.x86_64.a_1776_b-1:latest", scratch_parent=tmp_path
+    )
     assert reason == (
         "the guard cannot run in swebench/sweb.eval.x86_64.a_1776_b-1:latest (exit 3): "
         "the image's pytest 3.0.7 is older"
@@ -208,7 +210,12 @@ def test_a_failed_probe_makes_the_guard_inactive_with_its_reason_never_tampered(
     # the plugin's folder is mounted read-only, and the image runs with the official overrides
     assert step.tools == (("tebench-guard", str(evidence.PLUGIN_DIR)),) and not step.network
     assert kwargs["overrides"]["user"] == "0:0"
-    assert official_images.guard_probe(_Executor(dataclasses.replace(failed, exit_code=0)), "i") is None
+    assert (
+        official_images.guard_probe(
+            _Executor(dataclasses.replace(failed, exit_code=0)), "i", scratch_parent=tmp_path
+        )
+        is None
+    )
     # the adapter's guard block for a run the probe kept unguarded: inactive, its reason, no findings
     adapter = SwebenchAdapter(images="official")
     [instance] = adapter.load_instances(

@@ -614,7 +614,7 @@ class SwebenchAdapter:
             run.apply_method = None if decision.method is None else commands[names.index(decision.method)]
             run.refusals = list(decision.refusals)
             return run
-        run.guard_reason = self._guard_probe(executor, prepared.image)
+        run.guard_reason = self._guard_probe(executor, prepared.image, context.work_dir)
         run.guarded = run.guard_reason is None and evaluation.guarded_command(test_cmd)[1]
         run.nonce = evidence.new_nonce() if run.guarded else ""
         run.test_command = " ".join([test_cmd, *official.test_directives(payload.repo, payload.test_patch)])
@@ -634,10 +634,10 @@ class SwebenchAdapter:
         run.apply_method, run.apply_log, run.log, run.result = ran.method, ran.apply_log, ran.log, ran.result
         return run
 
-    def _guard_probe(self, executor: Executor, image: str) -> str | None:
+    def _guard_probe(self, executor: Executor, image: str, scratch_parent: Path) -> str | None:
         """Why the guard cannot run in ``image`` (None: it can), asked once per image and process."""
         if image not in self._probes:
-            self._probes[image] = official_images.guard_probe(executor, image)
+            self._probes[image] = official_images.guard_probe(executor, image, scratch_parent=scratch_parent)
         return self._probes[image]
 
     def cleanup(self, prepared: Prepared, context: EvalContext) -> None:

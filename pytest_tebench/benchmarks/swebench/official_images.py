@@ -261,7 +261,7 @@ def run(
         return OfficialRun(method, _read(scratch / APPLY_LOG_NAME), _read(scratch / LOG_NAME), result)
 
 
-def guard_probe(executor: Any, image: str, *, timeout: float = 120.0) -> str | None:
+def guard_probe(executor: Any, image: str, *, scratch_parent: Path, timeout: float = 120.0) -> str | None:
     """None when the guard plugin loads in ``image``'s ``testbed`` environment with a pytest it
     supports; else why not (a container of the image alone: no prediction in it)."""
     if not hasattr(executor, "container_spec"):
@@ -275,7 +275,8 @@ def guard_probe(executor: Any, image: str, *, timeout: float = 120.0) -> str | N
             f"python -c {shlex.quote(GUARD_PROBE)} 2>&1",
         ]
     )
-    with tempfile.TemporaryDirectory(prefix="swebench-probe-") as name:
+    scratch_parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="swebench-probe-", dir=scratch_parent) as name:
         scratch = Path(name)
         scratch.chmod(0o777)
         step = BuildStep(
