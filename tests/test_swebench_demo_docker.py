@@ -199,7 +199,12 @@ def test_hostile_predictions_are_refused_or_tampered_and_gold_still_resolves(
     # every hostile prediction fails (unresolved), none is a harness error; the gold fix resolves
     result.assert_outcomes(passed=1, failed=len(HOSTILE))
     result.stdout.fnmatch_lines(
-        ["*model: conftest  resolved 0/1*refused 1*", "*model: xfail  resolved 0/1*tampered 1*"]
+        [
+            "*model: conftest  resolved 0/1 = 0.0% of all instances*",
+            "*judged: *refused 1, tampered 0",
+            "*model: xfail  resolved 0/1 = 0.0% of all instances*",
+            "*judged: *refused 0, tampered 1",
+        ]
     )
     records = {
         r["model_name_or_path"]: r for r in json.loads((tmp_path / "report.json").read_text())["results"]

@@ -1,5 +1,7 @@
 """``--tebench-swebench-images=official`` for real: an image in the official layout, gold and a
-wrong fix through the official eval script, and an instance whose image is missing.
+wrong fix through the official eval script, two hostile predictions (a root ``conftest.py``
+refused before anything runs, an in-package hook registration the guard finds: tampered), and an
+instance whose image is missing.
 
 No registry is reachable from CI, so the image is made here in SWE-bench's layout and tagged with
 the name the official one would have: the repository at ``/testbed`` (a git clone at the
@@ -15,6 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_swebench_demo_docker import HOSTILE
 
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.swebench import official_images
@@ -65,7 +68,7 @@ def _official_layout_image(tmp_path: Path, row: dict[str, str], mirror: Path, en
     return name
 
 
-def test_official_images_run_gold_and_a_wrong_fix_and_a_missing_image_is_unsupported(
+def test_official_images_run_gold_a_wrong_fix_and_hostile_ones_and_a_missing_image_is_unsupported(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
     rows = [json.loads(line) for line in demo.DATASET.read_text().splitlines()[:2]]
@@ -104,6 +107,8 @@ def test_official_images_run_gold_and_a_wrong_fix_and_a_missing_image_is_unsuppo
                     ("fixer", two["patch"], two),
                     ("wrong", wrong["model_patch"], one),
                     ("wrong", two["patch"], two),
+                    ("conftest", HOSTILE["conftest"][1], one),
+                    ("gc-hook", HOSTILE["gc-hook"][1], one),
                 ]
             )
         )
@@ -114,13 +119,26 @@ def test_official_images_run_gold_and_a_wrong_fix_and_a_missing_image_is_unsuppo
             "--tebench-swebench-images=official", f"--tebench-report={report}", "-rs",
         )  # fmt: skip
         # gold resolves in the official image, the wrong fix does not; pycalc-2 has no image anywhere
-        result.assert_outcomes(passed=1, failed=1, skipped=2)
+        # the hostile models have no prediction for pycalc-2: missing, unresolved without a run
+        result.assert_outcomes(passed=1, failed=5, skipped=2)
         result.stdout.fnmatch_lines([f"*{missing} is not here and cannot be pulled*"])
         records = {
             (r["model_name_or_path"], r["instance_id"]): r for r in json.loads(report.read_text())["results"]
         }
         fixed = records["fixer", one["instance_id"]]
         assert (fixed["status"], fixed["apply_method"]) == ("evaluated", "git apply --verbose")
+        # gold (under a model's name) ran under the guard in the official image, judged against gold
+        assert fixed["guard"] == {"active": True, "records": 1, "baseline": "gold run", "findings": []}
+        refused = records["conftest", one["instance_id"]]
+        assert (refused["status"], refused["swebench"]["resolved"]) == ("refused", False)
+        assert [(f["path"], f["rule"]) for f in refused["refused_files"]] == [("conftest.py", "conftest")]
+        assert "tests" not in refused["timings"]  # nothing of it ran
+        hooked = records["gc-hook", one["instance_id"]]
+        assert (hooked["status"], hooked["swebench"]["resolved"]) == ("tampered", False)
+        # SWE-bench's own grading of the log would have resolved it
+        assert hooked["swebench"]["resolution"] == "RESOLVED_FULL"
+        assert {"hook", "unconfirmed"} <= {f["rule"] for f in hooked["guard"]["findings"]}
+        assert hooked["guard"]["baseline"] == "gold run"
         block = fixed["swebench"]
         assert (block["environment"], block["image"], block["resolved"]) == ("official", image, True)
         assert block["f2p_success"] == json.loads(one["FAIL_TO_PASS"]) and block["p2p_failure"] == []

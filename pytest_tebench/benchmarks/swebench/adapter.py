@@ -32,6 +32,7 @@ from pytest_tebench.benchmarks.swebench import instances
 from pytest_tebench.benchmarks.swebench import network
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_images
+from pytest_tebench.benchmarks.swebench import official_refusal
 from pytest_tebench.benchmarks.swebench import summary as figures
 from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_BUILDS
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
@@ -43,6 +44,7 @@ from pytest_tebench.errors import InputError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.integrity import evidence
+from pytest_tebench.integrity import paths
 from pytest_tebench.jsonfiles import write_atomic
 from pytest_tebench.locking import file_lock
 from pytest_tebench.report.json_report import write_report
@@ -86,6 +88,9 @@ def _stderr(line: str) -> None:
 #: 6: runner files refused, a clean environment and the guard: a hostile prediction stored as
 #: resolved before must not come back as a pass).
 EVALUATION_VERSION = 6
+#: Part of the key of items run in an official image only (built ones keep theirs): 2: runner
+#: files refused, a clean environment and the guard there too.
+OFFICIAL_VERSION = 2
 
 NO_BASELINE = "none (the gold run left no guard record)"
 #: JUnit properties of the ``swebench`` record block.
@@ -139,6 +144,8 @@ class SwebenchAdapter:
         self.run_id = current_run_id()
         #: ``--tebench-rerun``: images that failed to build in earlier runs are built again.
         self.rerun = rerun
+        #: Per official image: why the guard cannot run there (None: it can), probed once.
+        self._probes: dict[str, str | None] = {}
 
     # -- collection ------------------------------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
@@ -151,7 +158,7 @@ class SwebenchAdapter:
         where = self._decide(payload).where
         return json.dumps(
             {
-                **({"images": where} if where == "official" else {}),
+                **({"images": where, "official": OFFICIAL_VERSION} if where == "official" else {}),
                 "row": dataclasses.asdict(payload),
                 "evaluation": EVALUATION_VERSION,
                 # a stored result is the guard's judgement too: another guard judges afresh
@@ -337,12 +344,7 @@ class SwebenchAdapter:
             return record
         record["apply_method"] = run.apply_method
         if run.refusals:
-            # decided before anything ran: a model's result (unresolved), never a harness error
-            record["status"] = "refused"
-            record["refused_files"] = [refusal.as_record() for refusal in run.refusals]
-            what = "; ".join(f"{r.path} ({r.rule}: {r.reason})" for r in run.refusals)
-            record["error"] = f"the patch changes what configures or starts the test runner: {what}"
-            return record
+            return _refused(record, run.refusals)
         block["test_command"] = run.test_command
         if run.result is not None and run.result.timed_out:
             record["status"] = "timeout"
@@ -356,14 +358,21 @@ class SwebenchAdapter:
             record["status"] = "error"
             record["error"] = f"the test container failed (exit {exit_code}):\n{output}"
             return record
-        _register_demo()
-        grading = evaluation.graded_fields(payload, evidence.strip_records(run.log))
-        tests = grading.pop("tests_status")
-        status_map = grading.pop("status_map")
-        block.update(grading)
-        for key, short in (("FAIL_TO_PASS", "f2p"), ("PASS_TO_PASS", "p2p")):
-            block[f"{short}_success"] = tests.get(key, {}).get("success", [])
-            block[f"{short}_failure"] = tests.get(key, {}).get("failure", [])
+        return self._graded(record, instance, prepared, prediction, run=run, context=context)
+
+    def _graded(
+        self,
+        record: dict[str, Any],
+        instance: BenchmarkInstance,
+        prepared: SwebenchPrepared | OfficialPrepared,
+        prediction: Prediction,
+        *,
+        run: _PatchRun,
+        context: EvalContext,
+    ) -> dict[str, Any]:
+        """The record of a run that reached the tests: graded, then its guard evidence judged."""
+        block = record["swebench"]
+        status_map = _grade_into(block, instance.payload, run.log)
         guard = self._judge_guard(
             instance,
             prepared,
@@ -433,7 +442,7 @@ class SwebenchAdapter:
     def _judge_guard(
         self,
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared,
+        prepared: SwebenchPrepared | OfficialPrepared,
         prediction: Prediction,
         run: _PatchRun,
         *,
@@ -444,7 +453,9 @@ class SwebenchAdapter:
         """The record's ``guard`` block: the in-process guard's evidence judged against the gold
         run of the same instance in the same image (gold itself is that baseline)."""
         if not run.guarded:
-            reason = "the test command is not pytest: runner files are refused, no in-process guard"
+            reason = run.guard_reason or (
+                "the test command is not pytest: runner files are refused, no in-process guard"
+            )
             return {"active": False, "reason": reason}
         payload: SwebenchInstance = instance.payload
         tests = set(payload.fail_to_pass) | set(payload.pass_to_pass)
@@ -462,7 +473,7 @@ class SwebenchAdapter:
         return block
 
     def _baseline_path(
-        self, instance: BenchmarkInstance, prepared: SwebenchPrepared, context: EvalContext
+        self, instance: BenchmarkInstance, prepared: SwebenchPrepared | OfficialPrepared, context: EvalContext
     ) -> Path:
         key = json.dumps(
             [
@@ -477,7 +488,11 @@ class SwebenchAdapter:
         return context.cache_dir / "swebench-guard" / (hashlib.sha256(key.encode()).hexdigest() + ".json")
 
     def _baseline(
-        self, payload: SwebenchInstance, prepared: SwebenchPrepared, store: Path, context: EvalContext
+        self,
+        payload: SwebenchInstance,
+        prepared: SwebenchPrepared | OfficialPrepared,
+        store: Path,
+        context: EvalContext,
     ) -> tuple[dict[str, Any] | None, str]:
         """Gold's guard record for this instance and image: stored, or made now by running gold
         (under a lock: parallel workers judging models of one instance run gold once)."""
@@ -489,13 +504,17 @@ class SwebenchAdapter:
                 pass
             else:
                 return baseline, "gold run" if baseline else NO_BASELINE
-            gold = self._run_patch(payload, prepared, payload.patch, context)
+            if isinstance(prepared, OfficialPrepared):
+                gold = self._run_official(payload, prepared, payload.patch, context)
+            else:
+                gold = self._run_patch(payload, prepared, payload.patch, context)
             baseline = None
             if (
                 gold.result is not None
                 and not gold.result.timed_out
                 and official.START_TEST_OUTPUT in gold.log
             ):
+                _register_demo()
                 grading = evaluation.graded_fields(payload, evidence.strip_records(gold.log))
                 tests = set(payload.fail_to_pass) | set(payload.pass_to_pass)
                 successes = {name: status for name, status in grading["status_map"].items() if name in tests}
@@ -532,50 +551,94 @@ class SwebenchAdapter:
         if prediction.is_empty:
             record["status"] = "empty"
             return record
-        started = time.perf_counter()
-        ran = official_images.run(
-            self.executor(context),
-            payload,
-            prepared.image,
-            prediction.patch,
-            timeout=self.timeout,
-            scratch_parent=context.work_dir,
-            network=self.network,
-        )
-        record["timings"]["tests"] = evaluation.timed(started)
-        block["test_command"] = " ".join(
-            [str((official.specs(payload.repo, payload.version) or {}).get("test_cmd")),
-             *official.test_directives(payload.repo, payload.test_patch)]
-        )  # fmt: skip
-        if ran.result.timed_out:
+        run = self._run_official(payload, prepared, prediction.patch, context)
+        record["timings"].update(run.timings)
+        if run.refusals:
+            record["apply_method"] = run.apply_method
+            return _refused(record, run.refusals)
+        block["test_command"] = run.test_command
+        result = run.result
+        if result.timed_out:
             record["status"] = "timeout"
             record["error"] = (
                 f"the tests ran past {self.timeout:g} s (SWE-bench: Tests Timed Out); not scored"
             )
             return record
-        if ran.method is None:
-            if ">>> " not in ran.apply_log:
+        if run.apply_method is None:
+            if ">>> " not in run.apply_log:
                 # not one apply command ran: the container itself failed, not the patch
                 record["status"] = "error"
-                output = ran.result.output[-3000:]
+                output = result.output[-3000:]
                 record["error"] = (
-                    f"the official image's container failed (exit {ran.result.exit_code}):\n{output}"
+                    f"the official image's container failed (exit {result.exit_code}):\n{output}"
                 )
                 return record
             record["status"] = "not_applied"
             record["error"] = (
-                f"the patch does not apply (SWE-bench: Patch Apply Failed)\n{ran.apply_log[-3000:]}"
+                f"the patch does not apply (SWE-bench: Patch Apply Failed)\n{run.apply_log[-3000:]}"
             )
             return record
-        record["apply_method"] = ran.method
-        if official.START_TEST_OUTPUT not in ran.log:
+        record["apply_method"] = run.apply_method
+        if official.START_TEST_OUTPUT not in run.log:
             record["status"] = "error"
             record["error"] = (
-                f"the eval script did not reach the tests (exit {ran.result.exit_code}):\n{ran.log[-3000:]}"
+                f"the eval script did not reach the tests (exit {result.exit_code}):\n{run.log[-3000:]}"
             )
             return record
-        _grade_into(block, payload, ran.log)
-        return record
+        return self._graded(record, instance, prepared, prediction, run=run, context=context)
+
+    def _run_official(
+        self, payload: SwebenchInstance, prepared: OfficialPrepared, patch: str, context: EvalContext
+    ) -> _PatchRun:
+        """``patch`` through the official steps in the instance's image: runner files refused
+        first (read out of the image, nothing run: :mod:`.official_refusal`), then applied and
+        tested there under the guard where the image's environment can load it."""
+        run = _PatchRun()
+        started = time.perf_counter()
+        executor = self.executor(context)
+        client = getattr(executor, "client", None)
+        if client is None:
+            raise HarnessError("official SWE-bench images need the Docker executor")
+        test_cmd = str((official.specs(payload.repo, payload.version) or {}).get("test_cmd"))
+        decision = official_refusal.decide(
+            patch,
+            official_refusal.image_reader(client, prepared.image),
+            paths.policy_for(test_cmd, payload.repo),
+            context.work_dir,
+        )
+        run.timings["refusal_check"] = evaluation.timed(started)
+        if decision.refusals:
+            names = [name for name, _ in evaluation.APPLY_METHODS]
+            commands = official_images.apply_commands()
+            # the official command of the same rank (the chains are SWE-bench's, in one order)
+            run.apply_method = None if decision.method is None else commands[names.index(decision.method)]
+            run.refusals = list(decision.refusals)
+            return run
+        run.guard_reason = self._guard_probe(executor, prepared.image, context.work_dir)
+        run.guarded = run.guard_reason is None and evaluation.guarded_command(test_cmd)[1]
+        run.nonce = evidence.new_nonce() if run.guarded else ""
+        run.test_command = " ".join([test_cmd, *official.test_directives(payload.repo, payload.test_patch)])
+        started = time.perf_counter()
+        ran = official_images.run(
+            executor,
+            payload,
+            prepared.image,
+            patch,
+            timeout=self.timeout,
+            scratch_parent=context.work_dir,
+            network=self.network,
+            guard=run.guarded,
+            nonce=run.nonce,
+        )
+        run.timings["tests"] = evaluation.timed(started)
+        run.apply_method, run.apply_log, run.log, run.result = ran.method, ran.apply_log, ran.log, ran.result
+        return run
+
+    def _guard_probe(self, executor: Executor, image: str, scratch_parent: Path) -> str | None:
+        """Why the guard cannot run in ``image`` (None: it can), asked once per image and process."""
+        if image not in self._probes:
+            self._probes[image] = official_images.guard_probe(executor, image, scratch_parent=scratch_parent)
+        return self._probes[image]
 
     def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
         """Workspaces are per prediction and removed by ``evaluate``; images are kept (the cache)."""
@@ -652,17 +715,31 @@ class _PatchRun:
     log: str = ""
     workspace: Path | None = None
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
+    #: Why the guard is not loaded although the command is pytest (official images), or None.
+    guard_reason: str | None = None
 
 
-def _grade_into(block: dict[str, Any], payload: SwebenchInstance, log: str) -> None:
-    """The record block's verdict on ``log``: SWE-bench's grading, F2P/P2P successes and failures."""
+def _refused(record: dict[str, Any], refusals: Sequence[paths.Refusal]) -> dict[str, Any]:
+    """Decided before anything ran: a model's result (unresolved), never a harness error."""
+    record["status"] = "refused"
+    record["refused_files"] = [refusal.as_record() for refusal in refusals]
+    what = "; ".join(f"{r.path} ({r.rule}: {r.reason})" for r in refusals)
+    record["error"] = f"the patch changes what configures or starts the test runner: {what}"
+    return record
+
+
+def _grade_into(block: dict[str, Any], payload: SwebenchInstance, log: str) -> dict[str, str]:
+    """The record block's verdict on ``log`` (the guard's records taken out): SWE-bench's grading,
+    F2P/P2P successes and failures; returns the log's status of every test."""
     _register_demo()
-    grading = evaluation.graded_fields(payload, log)
+    grading = evaluation.graded_fields(payload, evidence.strip_records(log))
     tests = grading.pop("tests_status")
+    status_map: dict[str, str] = grading.pop("status_map")
     block.update(grading)
     for key, short in (("FAIL_TO_PASS", "f2p"), ("PASS_TO_PASS", "p2p")):
         block[f"{short}_success"] = tests.get(key, {}).get("success", [])
         block[f"{short}_failure"] = tests.get(key, {}).get("failure", [])
+    return status_map
 
 
 def _register_demo() -> None:

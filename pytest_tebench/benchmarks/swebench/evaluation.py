@@ -23,6 +23,7 @@ import re
 import shlex
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,8 +157,7 @@ def eval_script(plan: EnvironmentPlan, directives: list[str], *, guard: bool = T
     commands export, no user site) and, where it is pytest, with the guard plugin loaded first."""
     command, guarded = guarded_command(plan.test_cmd) if guard else (plan.test_cmd, False)
     test_command = " ".join([command, *(shlex.quote(d) for d in directives)])
-    exported = [name for command in plan.eval_commands for name in _EXPORT.findall(command)]
-    kept = list(dict.fromkeys([*KEPT_VARIABLES, *exported]))
+    kept = kept_variables(plan.eval_commands)
     python_path = f"{{tool:{GUARD_TOOL}}}" if guarded else ""
     lines = [
         "set -uo pipefail",
@@ -177,23 +177,43 @@ def eval_script(plan: EnvironmentPlan, directives: list[str], *, guard: bool = T
         *plan.pre_install,
         *tox_current_env_lines(plan),
         *plan.eval_commands,
-        "keep=()",
-        f"for name in {' '.join(kept)}; do",
-        '    if [ -n "${!name+set}" ]; then keep+=("$name=${!name}"); fi',
-        "done",
-        'if [ -n "$python_path" ]; then keep+=("PYTHONPATH=$python_path"); fi',
-        'if [ -n "${TEBENCH_GUARD_NONCE:-}" ]; then',
-        '    keep+=("TEBENCH_GUARD_NONCE=$TEBENCH_GUARD_NONCE" "TEBENCH_GUARD_TREE=/workspace")',
-        "fi",
+        *keep_lines(kept, "/workspace"),
         f"exec > {LOG_NAME} 2>&1",
         f"echo '{official.START_TEST_OUTPUT}'",
-        f'env -i "${{keep[@]}}" PYTHONNOUSERSITE=1 bash -c {shlex.quote(test_command)}',
+        clean_command(test_command),
         "code=$?",
         f"echo '{official.END_TEST_OUTPUT}'",
         'echo ">>>>> Test Exit Code: $code"',
         "exit 0",
     ]
     return "\n".join(lines) + "\n"
+
+
+def kept_variables(eval_commands: Iterable[str], extra: Iterable[str] = ()) -> list[str]:
+    """What the clean environment keeps: :data:`KEPT_VARIABLES`, ``extra`` and what ``eval_commands``
+    export."""
+    exported = [name for command in eval_commands for name in _EXPORT.findall(command)]
+    return list(dict.fromkeys([*KEPT_VARIABLES, *extra, *exported]))
+
+
+def keep_lines(kept: list[str], tree: str) -> list[str]:
+    """Shell lines that fill the array ``keep`` with the ``kept`` variables that are set, the shell
+    variable ``python_path`` (when not empty) as ``PYTHONPATH``, and the guard's nonce and tree."""
+    return [
+        "keep=()",
+        f"for name in {' '.join(kept)}; do",
+        '    if [ -n "${!name+set}" ]; then keep+=("$name=${!name}"); fi',
+        "done",
+        'if [ -n "$python_path" ]; then keep+=("PYTHONPATH=$python_path"); fi',
+        'if [ -n "${TEBENCH_GUARD_NONCE:-}" ]; then',
+        f'    keep+=("TEBENCH_GUARD_NONCE=$TEBENCH_GUARD_NONCE" "TEBENCH_GUARD_TREE={tree}")',
+        "fi",
+    ]
+
+
+def clean_command(test_command: str) -> str:
+    """``test_command`` run with nothing but ``keep`` (see :func:`keep_lines`) and no user site."""
+    return f'env -i "${{keep[@]}}" PYTHONNOUSERSITE=1 bash -c {shlex.quote(test_command)}'
 
 
 _TOX_ENVS = re.compile(r"\btox\b.*--current-env.*?\s-e\s*([\w.,-]+)")

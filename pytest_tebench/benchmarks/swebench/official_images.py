@@ -34,10 +34,13 @@ from typing import Any
 import docker.errors
 
 from pytest_tebench.benchmarks.swebench import environment
+from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.integrity import evidence
 from pytest_tebench.run import docker_image
+from pytest_tebench.run.docker import CONTAINER_TOOLS
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
 
@@ -55,6 +58,24 @@ MOUNT = docker_image.CONTAINER_WORKSPACE
 LOG_NAME = "test_output.txt"
 APPLIED_NAME = "applied"
 APPLY_LOG_NAME = "apply.txt"
+#: The guard plugin's read-only mount (eval.sh is a file: the step's placeholders are not expanded in it).
+GUARD_PATH = f"{CONTAINER_TOOLS}/{evaluation.GUARD_TOOL}"
+#: What ``conda activate`` sets, kept in the test command's clean environment.
+CONDA_VARIABLES = ("CONDA_PREFIX", "CONDA_DEFAULT_ENV", "CONDA_SHLVL", "CONDA_EXE", "CONDA_PYTHON_EXE")
+#: Loads the guard plugin in the environment's interpreter (Python >= 3.7 for its syntax; it
+#: supports pytest >= 4.6): the last line says which versions, or why not.
+GUARD_PROBE = """import sys
+try:
+    import tebench_guard, pytest
+    version = tuple(int(p) for p in pytest.__version__.split(".")[:2])
+except Exception as exc:
+    print("the guard plugin does not load in the image's environment: %r" % (exc,))
+    sys.exit(3)
+if version < (4, 6):
+    print("the image's pytest %s is older than the guard supports (4.6)" % pytest.__version__)
+    sys.exit(3)
+print("python %s, pytest %s" % (sys.version.split()[0], pytest.__version__))
+"""
 
 
 @dataclass(frozen=True)
@@ -118,9 +139,31 @@ def image_name(instance_id: str) -> str:
     return str(spec.instance_image_key)
 
 
-def eval_script(instance: SwebenchInstance) -> str:
-    """The official ``eval.sh`` of ``instance`` (``TestSpec.eval_script``)."""
-    return str(_test_spec(instance).eval_script)
+def eval_script(instance: SwebenchInstance, *, guard: bool = False) -> str:
+    """The official ``eval.sh`` of ``instance`` (``TestSpec.eval_script``), its test command run as
+    build mode runs it: in a clean environment (``env -i`` keeping :data:`.evaluation.KEPT_VARIABLES`,
+    conda's own, what the spec's eval commands export; no user site) and, with ``guard`` and a
+    command that starts pytest, with the guard plugin (its read-only tool mount) loaded first."""
+    script = str(_test_spec(instance).eval_script)
+    specs = official.specs(instance.repo, instance.version) or {}
+    test_cmd = str(specs.get("test_cmd"))
+    directives = official.test_directives(instance.repo, instance.test_patch)
+    line = " ".join([test_cmd, *directives])
+    command, guarded = evaluation.guarded_command(test_cmd) if guard else (test_cmd, False)
+    kept = evaluation.kept_variables(specs.get("eval_commands") or (), CONDA_VARIABLES)
+    clean = [
+        # the nonce stays out of the log's trace
+        "{ set +x; } 2>/dev/null",
+        f"python_path={shlex.quote(GUARD_PATH if guarded else '')}",
+        *evaluation.keep_lines(kept, TESTBED),
+        "set -x",
+        evaluation.clean_command(" ".join([command, *directives])),
+    ]
+    lines = script.split("\n")
+    if lines.count(line) != 1:
+        raise HarnessError(f"the official eval script of {instance.instance_id} has no single test command")
+    at = lines.index(line)
+    return "\n".join([*lines[:at], *clean, *lines[at + 1 :]])
 
 
 def apply_commands() -> tuple[str, ...]:
@@ -188,15 +231,18 @@ def run(
     timeout: float,
     scratch_parent: Path,
     network: bool = False,
+    guard: bool = False,
+    nonce: str = "",
 ) -> OfficialRun:
-    """Apply ``patch`` and run the tests of ``instance`` in a fresh container of ``image``."""
+    """Apply ``patch`` and run the tests of ``instance`` in a fresh container of ``image`` (with
+    ``guard``, under the guard plugin; ``nonce`` tags its record)."""
     if not hasattr(executor, "container_spec"):
         raise HarnessError("official SWE-bench images need the Docker executor")
     scratch_parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="swebench-official-", dir=scratch_parent) as name:
         scratch = Path(name)
         (scratch / "patch.diff").write_text(patch if patch.endswith("\n") else patch + "\n", encoding="utf-8")
-        (scratch / "eval.sh").write_text(eval_script(instance), encoding="utf-8")
+        (scratch / "eval.sh").write_text(eval_script(instance, guard=guard), encoding="utf-8")
         # root in the container has no capabilities (no CAP_DAC_OVERRIDE): the mount must be open
         scratch.chmod(0o777)
         step = BuildStep(
@@ -206,20 +252,56 @@ def run(
             image=image,
             network=network,
             java_version=None,
+            tools=((evaluation.GUARD_TOOL, str(evidence.PLUGIN_DIR)),),
         )
-        result = executor.run(scratch, step, maven_repo=scratch / ".unused", overrides=sandbox_overrides())
+        overrides = sandbox_overrides(nonce)
+        result = executor.run(scratch, step, maven_repo=scratch / ".unused", overrides=overrides)
         applied = scratch / APPLIED_NAME
         method = applied.read_text(encoding="utf-8") if applied.is_file() else None
         return OfficialRun(method, _read(scratch / APPLY_LOG_NAME), _read(scratch / LOG_NAME), result)
 
 
-def sandbox_overrides() -> Mapping[str, Any]:
+def guard_probe(executor: Any, image: str, *, scratch_parent: Path, timeout: float = 120.0) -> str | None:
+    """None when the guard plugin loads in ``image``'s ``testbed`` environment with a pytest it
+    supports; else why not (a container of the image alone: no prediction in it)."""
+    if not hasattr(executor, "container_spec"):
+        raise HarnessError("official SWE-bench images need the Docker executor")
+    script = "\n".join(
+        [
+            "source /opt/miniconda3/bin/activate",
+            f"conda activate {ENV_NAME}",
+            f"cd {TESTBED}",
+            f'env -i PATH="$PATH" PYTHONPATH={GUARD_PATH} PYTHONNOUSERSITE=1 '
+            f"python -c {shlex.quote(GUARD_PROBE)} 2>&1",
+        ]
+    )
+    scratch_parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="swebench-probe-", dir=scratch_parent) as name:
+        scratch = Path(name)
+        scratch.chmod(0o777)
+        step = BuildStep(
+            name="swebench-guard-probe",
+            argv=("/bin/bash", "-c", script),
+            timeout=timeout,
+            image=image,
+            network=False,
+            java_version=None,
+            tools=((evaluation.GUARD_TOOL, str(evidence.PLUGIN_DIR)),),
+        )
+        result = executor.run(scratch, step, maven_repo=scratch / ".unused", overrides=sandbox_overrides())
+    if result.exit_code == 0:
+        return None
+    last = (result.output.strip().splitlines() or ["no output"])[-1]
+    return f"the guard cannot run in {image} (exit {result.exit_code}): {last[:300]}"
+
+
+def sandbox_overrides(nonce: str = "") -> Mapping[str, Any]:
     """What the official images need of the Docker executor's sandbox (see the module docstring)."""
     return {
         "user": "0:0",
         "read_only": False,
         "working_dir": TESTBED,
-        "environment": {"HOME": "/root"},
+        "environment": {"HOME": "/root", **({"TEBENCH_GUARD_NONCE": nonce} if nonce else {})},
         "tmpfs": {"/tmp": "rw,exec,nosuid,nodev,size=1g,mode=1777"},
     }
 

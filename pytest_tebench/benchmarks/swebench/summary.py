@@ -126,10 +126,6 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
             f"refused {block['refused']}, tampered {block['tampered']}"
         )
         lines.append(
-            f"  not judged: {not_judged_text(block)}; judged: empty {block['empty']}, "
-            f"missing {block['missing_prediction']}, not applied {block['not_applied']}"
-        )
-        lines.append(
             f"  {'repository':<34} {'all':>5} {'judged':>6} {'resolved':>8} {'% all':>7} {'% judged':>8} "
             f"{'unsupp.':>7} {'errors':>6}"
         )
@@ -151,7 +147,8 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
 #: The run-level JUnit properties of each model (``tebench.swebench.<model>.<field>``).
 SUITE_FIELDS = (
     "resolved", "items", "resolved_rate", "judged", "resolved_rate_judged",
-    "empty", "missing_prediction", "not_applied", "unsupported_environment", "harness_errors",
+    "empty", "missing_prediction", "not_applied", "refused", "tampered", "unsupported_environment",
+    "harness_errors",
 )  # fmt: skip
 
 
