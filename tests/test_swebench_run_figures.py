@@ -90,7 +90,7 @@ def test_missing_and_empty_predictions_are_unresolved_whatever_the_environment(
     result.stdout.fnmatch_lines(
         [
             "model: m  resolved 0/4 = 0.0% of all instances (SWE-bench's figure); 0/3 = 0.0% of the judged",
-            "  not judged: 1 (error 1); judged: empty 1, missing 2, not applied 0",
+            "  not judged: 1 (error 1); judged: empty 1, missing 2, not applied 0, refused 0, tampered 0",
         ]
     )
     official = json.loads(run.read_text())
