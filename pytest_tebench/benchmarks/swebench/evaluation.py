@@ -22,6 +22,8 @@ from __future__ import annotations
 import shlex
 import subprocess
 import time
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,9 +101,20 @@ def apply_test_patch(tree: Path, instance: SwebenchInstance) -> list[str]:
     return files
 
 
-def eval_script(plan: EnvironmentPlan, directives: list[str]) -> str:
-    """The container's script: SWE-bench's eval steps minus conda, plus the generated files."""
+def eval_script(
+    plan: EnvironmentPlan,
+    directives: list[str],
+    *,
+    wrap: Callable[[str], str] | None = None,
+    after: Sequence[str] = (),
+) -> str:
+    """The container's script: SWE-bench's eval steps minus conda, plus the generated files.
+
+    ``wrap`` rewrites the test command (SWT-bench runs it under coverage); ``after`` are lines run
+    once the test output is closed (SWT-bench's coverage report)."""
     test_command = " ".join([plan.test_cmd, *(shlex.quote(d) for d in directives)])
+    if wrap is not None:
+        test_command = wrap(test_command)
     lines = [
         "set -uo pipefail",
         "cd /workspace",
@@ -120,6 +133,7 @@ def eval_script(plan: EnvironmentPlan, directives: list[str]) -> str:
         "code=$?",
         f"echo '{official.END_TEST_OUTPUT}'",
         'echo ">>>>> Test Exit Code: $code"',
+        *after,
         "exit 0",
     ]
     return "\n".join(lines) + "\n"
@@ -134,10 +148,21 @@ def run_tests(
     timeout: float,
     scratch: Path,
     network: bool = False,
+    tools: tuple[tuple[str, str], ...] = (),
+    env: tuple[tuple[str, str], ...] = (),
 ) -> tuple[StepResult, str]:
-    """Run ``script`` in ``image`` on ``tree``; return the step result and the test log."""
+    """Run ``script`` in ``image`` on ``tree``; return the step result and the test log.
+
+    ``tools`` are read-only host directories the script needs and ``env`` its variables
+    (``{tool:NAME}`` expands to where a tool is mounted): SWT-bench's coverage.py."""
     step = BuildStep(
-        name="swebench-test", argv=("bash", "-c", script), timeout=timeout, image=image, network=network
+        name="swebench-test",
+        argv=("bash", "-c", script),
+        timeout=timeout,
+        image=image,
+        network=network,
+        tools=tools,
+        env=env,
     )
     scratch.mkdir(parents=True, exist_ok=True)
     result = executor.run(tree, step, maven_repo=scratch)

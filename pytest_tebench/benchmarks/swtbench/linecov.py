@@ -1,0 +1,151 @@
+"""coverage.py in the SWE-bench environments, without touching their images.
+
+SWT-bench measures the gold fix's lines with its own ``trace.py`` (``python3 trace.py --count -C
+coverage.cover --include-pattern '/testbed/(<files the gold patch changes>)'`` put in front of
+the test command, ``ExecSpec.test_command``). We measure with coverage.py, the same way:
+
+* **which files**: ``--include`` of exactly the files the gold fix changes, at ``/workspace``;
+* **how the command is wrapped**: as SWT-bench wraps it: ``python -m X`` becomes
+  ``python -m coverage run ... -m X``, a command starting with ``pytest``/``unittest``/``tox`` runs
+  as ``-m`` of it, a ``PYTHONWARNINGS=...`` prefix stays in front, anything else (a script such as
+  ``./tests/runtests.py``) is run by ``coverage run`` as a file;
+* **counts**: trace.py counts executions of each line; coverage.py records which lines ran, per
+  *dynamic context*. With ``dynamic_context = test_function`` a line's count here is the number of
+  test functions (plus module-level code) that ran it: the prediction's tests raise it exactly
+  where they run the line, which is what SWT-bench's delta (count under the prediction's tests >
+  count under the existing tests) asks;
+* **executable lines**: trace.py lists every executable line of a file it saw with count 0 or
+  more; coverage.py's statements (executed + missing) of each measured file are those lines.
+
+coverage.py itself is not in the environment images (changing their recipes would rebuild them
+all): its pure-Python wheel is installed once into the cache by the host's pip, for any Python
+3.9+, and mounted read-only into the test container as a tool (``BuildStep.tools``); our own
+rcfile sits next to it, so a project's coverage configuration (``source``, ``omit``, ``branch``)
+does not change what is measured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.locking import file_lock
+
+#: The last coverage.py release that runs on Python 3.9 (bullseye) as well as 3.11 and 3.13.
+COVERAGE_VERSION = "7.10.7"
+TOOL = "coverage"
+#: Environment variable holding where the tool is mounted in the container.
+TOOL_ENV = "TEBENCH_COVERAGE"
+RCFILE = "tebench-swtbench.coveragerc"
+RC_TEXT = "[run]\ndynamic_context = test_function\n"
+#: Inside the workspace (the container's one writable host path); removed after reading.
+DATA_NAME = ".tebench-swtbench.coverage"
+JSON_NAME = ".tebench-swtbench-coverage.json"
+WORKSPACE = "/workspace"
+
+LineCounts = dict[str, dict[int, int]]
+
+
+def ensure_coverage(cache_dir: Path) -> Path:
+    """The directory holding coverage.py (pure Python) and our rcfile; installed once, under a lock."""
+    target = cache_dir / "swtbench" / f"coverage-{COVERAGE_VERSION}"
+    done = target / ".installed"
+    if done.is_file():
+        return target
+    with file_lock(cache_dir / "locks" / f"swtbench-coverage-{COVERAGE_VERSION}.lock"):
+        if done.is_file():
+            return target
+        staging = target.with_name(target.name + ".partial")
+        subprocess.run(["rm", "-rf", str(staging)], check=False)
+        argv = [
+            sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+            "--no-deps", "--no-compile", "--only-binary=:all:", "--platform", "any",
+            "--implementation", "py", "--python-version", "3.9", "--target", str(staging),
+            f"coverage=={COVERAGE_VERSION}",
+        ]  # fmt: skip
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+        if result.returncode != 0:
+            raise HarnessError(
+                f"cannot install coverage.py {COVERAGE_VERSION} for the test containers: "
+                + (result.stderr or result.stdout).strip()[-2000:]
+            )
+        (staging / RCFILE).write_text(RC_TEXT, encoding="utf-8")
+        subprocess.run(["rm", "-rf", str(target)], check=False)
+        staging.rename(target)
+        done.write_text(COVERAGE_VERSION + "\n", encoding="utf-8")
+    return target
+
+
+def _run_options(files: Sequence[str]) -> str:
+    include = ",".join(f"{WORKSPACE}/{name}" for name in files) or f"{WORKSPACE}/.tebench-nothing"
+    return f'run --rcfile="${TOOL_ENV}/{RCFILE}" --data-file={DATA_NAME} --include={shlex.quote(include)}'
+
+
+_PYTHONWARNINGS = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning'"
+
+
+def wrap_command(test_command: str, files: Sequence[str]) -> str:
+    """``test_command`` run under coverage.py, measuring ``files`` (SWT-bench's wrapping rules)."""
+    prefix = f'PYTHONPATH="${TOOL_ENV}${{PYTHONPATH:+:$PYTHONPATH}}"'
+    coverage = f"python -m coverage {_run_options(files)}"
+    command = test_command.strip()
+    if re.search(r"python(3?) -m", command):
+        return f"{prefix} " + re.sub(r"python(3?) -m", lambda _: f"{coverage} -m", command, count=1)
+    if command.startswith(("pytest", "unittest", "tox")):
+        return f"{prefix} {coverage} -m {command}"
+    if command.startswith(_PYTHONWARNINGS):
+        return f"{_PYTHONWARNINGS} {prefix} {coverage} {command[len(_PYTHONWARNINGS) :].strip()}"
+    return f"{prefix} {coverage} {command}"
+
+
+def report_commands() -> list[str]:
+    """Script lines after the tests: the JSON report with contexts, out of the test log."""
+    return [
+        f'PYTHONPATH="${TOOL_ENV}" python -m coverage json --rcfile="${TOOL_ENV}/{RCFILE}" '
+        f"--data-file={DATA_NAME} --show-contexts -i -q -o {JSON_NAME} >/dev/null 2>&1 || true",
+        f"rm -f {DATA_NAME}",
+    ]
+
+
+def read_counts(tree: Path) -> LineCounts:
+    """Take the run's JSON report out of ``tree``: ``{file: {line: count}}`` (empty when none)."""
+    path = tree / JSON_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        data = {}
+    finally:
+        path.unlink(missing_ok=True)
+    return counts_from_report(data)
+
+
+def counts_from_report(data: Any) -> LineCounts:
+    """coverage.py's JSON report (``--show-contexts``) as line counts: a statement's count is the
+    number of contexts that ran it (0 for a missing one)."""
+    files = data.get("files") if isinstance(data, dict) else None
+    counts: LineCounts = {}
+    if not isinstance(files, dict):
+        return counts
+    for name, entry in files.items():
+        if not isinstance(entry, dict):
+            continue
+        key = str(name)
+        if key.startswith(WORKSPACE + "/"):
+            key = key[len(WORKSPACE) + 1 :]
+        found = entry.get("contexts")
+        contexts: dict[str, Any] = found if isinstance(found, dict) else {}
+        lines: dict[int, int] = {}
+        for number in entry.get("missing_lines") or []:
+            lines[int(number)] = 0
+        for number in entry.get("executed_lines") or []:
+            ran = contexts.get(str(number)) or [""]
+            lines[int(number)] = len(set(ran))
+        counts[key] = lines
+    return counts
