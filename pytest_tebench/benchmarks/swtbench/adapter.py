@@ -174,13 +174,12 @@ class SwtbenchAdapter(SwebenchAdapter):
         def new(key: str) -> list[str]:
             return sorted(set(pred.get(key) or []) - set(base.get(key) or []))
 
-        applicable = "" if block.get("applied") else "not applicable (W: too few tests ran); "
-        return (
-            f"no success: {applicable}F→P tests added {len(new('fail_to_pass'))}; "
-            f"new F→F {len(new('fail_to_fail'))}: {', '.join(new('fail_to_fail')[:5])}; "
-            f"new P→F {len(new('pass_to_fail'))}: {', '.join(new('pass_to_fail')[:5])}; "
-            f"new P→P {len(new('pass_to_pass'))}: {', '.join(new('pass_to_pass')[:5])}"
-        )
+        parts = [] if block.get("applied") else ["not applicable (W: too few tests ran)"]
+        parts.append(f"F→P tests added {len(new('fail_to_pass'))}")
+        for key, label in (("fail_to_fail", "F→F"), ("pass_to_fail", "P→F"), ("pass_to_pass", "P→P")):
+            if new(key):
+                parts.append(f"new {label} {len(new(key))}: {', '.join(new(key)[:5])}")
+        return "no success: " + "; ".join(parts)
 
     # -- reporting -------------------------------------------------------------------------
     def summarise(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ does not change what is measured.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -44,7 +45,8 @@ TOOL = "coverage"
 #: Environment variable holding where the tool is mounted in the container.
 TOOL_ENV = "TEBENCH_COVERAGE"
 RCFILE = "tebench-swtbench.coveragerc"
-RC_TEXT = "[run]\ndynamic_context = test_function\n"
+#: No C tracer in a pure-Python install: its warning would only clutter the test log.
+RC_TEXT = "[run]\ndynamic_context = test_function\ndisable_warnings = no-ctracer\n"
 #: Inside the workspace (the container's one writable host path); removed after reading.
 DATA_NAME = ".tebench-swtbench.coverage"
 JSON_NAME = ".tebench-swtbench-coverage.json"
@@ -55,11 +57,12 @@ LineCounts = dict[str, dict[int, int]]
 
 def ensure_coverage(cache_dir: Path) -> Path:
     """The directory holding coverage.py (pure Python) and our rcfile; installed once, under a lock."""
-    target = cache_dir / "swtbench" / f"coverage-{COVERAGE_VERSION}"
+    rc_hash = hashlib.sha256(RC_TEXT.encode()).hexdigest()[:8]
+    target = cache_dir / "swtbench" / f"coverage-{COVERAGE_VERSION}-{rc_hash}"
     done = target / ".installed"
     if done.is_file():
         return target
-    with file_lock(cache_dir / "locks" / f"swtbench-coverage-{COVERAGE_VERSION}.lock"):
+    with file_lock(cache_dir / "locks" / f"{target.name}.lock"):
         if done.is_file():
             return target
         staging = target.with_name(target.name + ".partial")
