@@ -134,7 +134,7 @@ def test_wrap_command_follows_swt_bench_rules() -> None:
     files = ["pkg/a.py", "pkg/b.py"]
     run = linecov._run_options(files)
     assert "--include=/workspace/pkg/a.py,/workspace/pkg/b.py" in run
-    path = 'PYTHONPATH="$TEBENCH_COVERAGE${PYTHONPATH:+:$PYTHONPATH}"'
+    path = 'PYTHONPATH="{tool:coverage}${PYTHONPATH:+:$PYTHONPATH}"'
     assert linecov.wrap_command("pytest -rA", files) == f"{path} python -m coverage {run} -m pytest -rA"
     assert (
         linecov.wrap_command("python -m pytest -x t.py", files)
@@ -162,6 +162,19 @@ def test_counts_from_a_coverage_json_report() -> None:
     }
     assert linecov.counts_from_report(report) == {"pkg/a.py": {1: 1, 3: 2, 4: 0}, "pkg/b.py": {2: 1}}
     assert linecov.counts_from_report({"not": "a report"}) == {}
+    assert linecov.counts_from_report({"files": {"a.py": {"executed_lines": ["x"]}}}) == {}
+
+
+def test_a_linked_coverage_report_is_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"files": {"a.py": {"executed_lines": [1], "missing_lines": []}}}))
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / linecov.JSON_NAME).symlink_to(outside)
+    assert linecov.read_counts(tree) == {}
+    assert not (tree / linecov.JSON_NAME).exists() and outside.exists()
+    (tree / linecov.JSON_NAME).write_text(outside.read_text())
+    assert linecov.read_counts(tree) == {"a.py": {1: 1}}
 
 
 # -- what a prediction may change ---------------------------------------------------------------

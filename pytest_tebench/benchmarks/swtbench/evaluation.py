@@ -149,7 +149,7 @@ def run(setting: Setting, spec: RunSpec) -> RunOutcome:
             scratch=setting.scratch,
             network=setting.network,
             tools=((linecov.TOOL, str(setting.coverage_dir)), *guard.tools),
-            env=((linecov.TOOL_ENV, "{tool:" + linecov.TOOL + "}"), *guard.env),
+            env=guard.env,
         )
         outcome.integrity = guard.evidence(workspace.path)
         outcome.counts = linecov.read_counts(workspace.path)

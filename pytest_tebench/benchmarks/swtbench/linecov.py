@@ -42,8 +42,9 @@ from pytest_tebench.locking import file_lock
 #: The last coverage.py release that runs on Python 3.9 (bullseye) as well as 3.11 and 3.13.
 COVERAGE_VERSION = "7.10.7"
 TOOL = "coverage"
-#: Environment variable holding where the tool is mounted in the container.
-TOOL_ENV = "TEBENCH_COVERAGE"
+#: Where the tool is in the container: the executor expands it in the script (``BuildStep.tools``), so
+#: the wrapped command needs no variable of its own (it may run in a cleaned environment).
+TOOL_PATH = "{tool:" + TOOL + "}"
 RCFILE = "tebench-swtbench.coveragerc"
 #: No C tracer in a pure-Python install: its warning would only clutter the test log.
 RC_TEXT = "[run]\ndynamic_context = test_function\ndisable_warnings = no-ctracer\n"
@@ -88,7 +89,7 @@ def ensure_coverage(cache_dir: Path) -> Path:
 
 def _run_options(files: Sequence[str]) -> str:
     include = ",".join(f"{WORKSPACE}/{name}" for name in files) or f"{WORKSPACE}/.tebench-nothing"
-    return f'run --rcfile="${TOOL_ENV}/{RCFILE}" --data-file={DATA_NAME} --include={shlex.quote(include)}'
+    return f'run --rcfile="{TOOL_PATH}/{RCFILE}" --data-file={DATA_NAME} --include={shlex.quote(include)}'
 
 
 _PYTHONWARNINGS = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning'"
@@ -96,7 +97,7 @@ _PYTHONWARNINGS = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning'"
 
 def wrap_command(test_command: str, files: Sequence[str]) -> str:
     """``test_command`` run under coverage.py, measuring ``files`` (SWT-bench's wrapping rules)."""
-    prefix = f'PYTHONPATH="${TOOL_ENV}${{PYTHONPATH:+:$PYTHONPATH}}"'
+    prefix = f'PYTHONPATH="{TOOL_PATH}${{PYTHONPATH:+:$PYTHONPATH}}"'
     coverage = f"python -m coverage {_run_options(files)}"
     command = test_command.strip()
     if re.search(r"python(3?) -m", command):
@@ -111,7 +112,7 @@ def wrap_command(test_command: str, files: Sequence[str]) -> str:
 def report_commands() -> list[str]:
     """Script lines after the tests: the JSON report with contexts, out of the test log."""
     return [
-        f'PYTHONPATH="${TOOL_ENV}" python -m coverage json --rcfile="${TOOL_ENV}/{RCFILE}" '
+        f'PYTHONPATH="{TOOL_PATH}" python -m coverage json --rcfile="{TOOL_PATH}/{RCFILE}" '
         f"--data-file={DATA_NAME} --show-contexts -i -q -o {JSON_NAME} >/dev/null 2>&1 || true",
         f"rm -f {DATA_NAME}",
     ]
@@ -121,7 +122,9 @@ def read_counts(tree: Path) -> LineCounts:
     """Take the run's JSON report out of ``tree``: ``{file: {line: count}}`` (empty when none)."""
     path = tree / JSON_NAME
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        # the prediction's code ran in that tree: a link there could point anywhere on this machine
+        readable = path.is_file() and not path.is_symlink()
+        data = json.loads(path.read_text(encoding="utf-8")) if readable else {}
     except (OSError, ValueError):
         data = {}
     finally:
@@ -145,10 +148,13 @@ def counts_from_report(data: Any) -> LineCounts:
         found = entry.get("contexts")
         contexts: dict[str, Any] = found if isinstance(found, dict) else {}
         lines: dict[int, int] = {}
-        for number in entry.get("missing_lines") or []:
-            lines[int(number)] = 0
-        for number in entry.get("executed_lines") or []:
-            ran = contexts.get(str(number)) or [""]
-            lines[int(number)] = len(set(ran))
+        try:
+            for number in entry.get("missing_lines") or []:
+                lines[int(number)] = 0
+            for number in entry.get("executed_lines") or []:
+                ran = contexts.get(str(number)) or [""]
+                lines[int(number)] = len({str(context) for context in ran})
+        except (TypeError, ValueError):
+            continue  # not coverage.py's output: the file counts as not measured
         counts[key] = lines
     return counts
