@@ -329,3 +329,27 @@ def test_gold_is_the_test_patch_and_verdicts_name_the_failing_tests() -> None:
     )
     assert adapter.verdict({"status": "evaluated", "swtbench": {"resolved": True}}) is None
     assert adapter.metric_value({"S": 25.0}, "resolved") == 0.25
+
+
+def test_lines_of_a_multi_line_statement_count_as_its_first_line() -> None:
+    # marshmallow-1359's fix changes the middle line of a multi-line assignment: trace.py (byte-code
+    # line table) lists that line, coverage.py reports the statement on its first line only
+    source = (
+        "class A:\n"
+        "    def f(self, schema):\n"
+        "        self.format = (\n"
+        "            self.format\n"
+        "            or getattr(schema.opts, 'x')\n"
+        "            or 'd'\n"
+        "        )\n"
+        "        if (self and\n"
+        "                schema):\n"
+        "            pass\n"
+    )
+    assert linecov.statement_lines(source) == {4: 3, 5: 3, 6: 3, 7: 3, 9: 8}
+    counts = {"f.py": {1: 1, 2: 1, 3: 2, 8: 1, 10: 0}, "g.py": {1: 1}}
+    assert linecov.with_statement_lines(counts, {"f.py": source}) == {
+        "f.py": {1: 1, 2: 1, 3: 2, 4: 2, 5: 2, 6: 2, 7: 2, 8: 1, 9: 1, 10: 0},
+        "g.py": {1: 1},
+    }
+    assert linecov.statement_lines("def broken(:\n") == {}

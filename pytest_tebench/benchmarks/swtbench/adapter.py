@@ -37,8 +37,8 @@ from pytest_tebench.report.properties import Property
 from pytest_tebench.report.properties import block_properties
 from pytest_tebench.workspace.patches import PatchFormatError
 
-#: Bump when a change can change results, so stored ones are not reused.
-EVALUATION_VERSION = 1
+#: Bump when a change can change results, so stored ones are not reused (2: multi-line statements).
+EVALUATION_VERSION = 2
 #: JUnit properties of the ``swtbench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (
     "repo", "version", "resolved", "applied", "patch_applied", "added_f2p", "f2x", "f2p", "p2p",

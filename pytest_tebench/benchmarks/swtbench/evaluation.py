@@ -133,6 +133,8 @@ def run(setting: Setting, spec: RunSpec) -> RunOutcome:
                     + applying.stderr.decode(errors="replace").strip()
                 )
         measured = coverage_files(instance.patch)
+        # read before the tests run: the prediction's code could rewrite them while it runs
+        sources = {name: _text(workspace.path / name) for name in measured}
         script = swebench_evaluation.eval_script(
             setting.plan,
             list(spec.directives),
@@ -152,7 +154,7 @@ def run(setting: Setting, spec: RunSpec) -> RunOutcome:
             env=guard.env,
         )
         outcome.integrity = guard.evidence(workspace.path)
-        outcome.counts = linecov.read_counts(workspace.path)
+        outcome.counts = linecov.with_statement_lines(linecov.read_counts(workspace.path), sources)
         outcome.seconds = time.perf_counter() - started
         if result.timed_out:
             raise RunTimedOut(f"{spec.name}: the tests ran past {setting.timeout:g} s; not scored")
@@ -167,6 +169,12 @@ def run(setting: Setting, spec: RunSpec) -> RunOutcome:
     finally:
         if not setting.keep_workspaces:
             workspace.remove()
+
+
+def _text(path: Path) -> str:
+    if path.is_symlink() or not path.is_file():
+        return ""
+    return path.read_text(encoding="utf-8", errors="replace")
 
 
 def status_map(instance: SwebenchInstance, log: str) -> dict[str, str]:

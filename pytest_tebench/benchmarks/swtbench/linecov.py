@@ -15,7 +15,11 @@ the test command, ``ExecSpec.test_command``). We measure with coverage.py, the s
   where they run the line, which is what SWT-bench's delta (count under the prediction's tests >
   count under the existing tests) asks;
 * **executable lines**: trace.py lists every executable line of a file it saw with count 0 or
-  more; coverage.py's statements (executed + missing) of each measured file are those lines.
+  more; coverage.py's statements (executed + missing) of each measured file are those lines. One
+  difference matters for changed lines: trace.py's lines come from the byte code's line table,
+  where each line of a multi-line statement (``x = (a\n or b)``) is a line of its own, while
+  coverage.py reports a statement on its first line only. :func:`with_statement_lines` gives every
+  line of a statement (of a compound statement's header) the count of the statement's first line.
 
 coverage.py itself is not in the environment images (changing their recipes would rebuild them
 all): its pure-Python wheel is installed once into the cache by the host's pip, for any Python
@@ -26,6 +30,7 @@ does not change what is measured.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -158,3 +163,35 @@ def counts_from_report(data: Any) -> LineCounts:
             continue  # not coverage.py's output: the file counts as not measured
         counts[key] = lines
     return counts
+
+
+def statement_lines(source: str) -> dict[int, int]:
+    """``{line: first line of its statement}`` for the lines after the first of multi-line statements
+    (of a compound statement: of its header, before its body); empty when ``source`` does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    mapping: dict[int, int] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or node.end_lineno is None:
+            continue
+        body = getattr(node, "body", None)
+        last = node.end_lineno
+        if isinstance(body, list) and body and isinstance(body[0], ast.AST):
+            last = min(last, getattr(body[0], "lineno", last + 1) - 1)
+        for line in range(node.lineno + 1, last + 1):
+            mapping.setdefault(line, node.lineno)
+    return mapping
+
+
+def with_statement_lines(counts: LineCounts, sources: dict[str, str]) -> LineCounts:
+    """``counts`` where every further line of a measured multi-line statement has its statement's count."""
+    expanded: LineCounts = {}
+    for name, lines in counts.items():
+        result = dict(lines)
+        for line, first in statement_lines(sources.get(name, "")).items():
+            if line not in result and first in lines:
+                result[line] = lines[first]
+        expanded[name] = result
+    return expanded
