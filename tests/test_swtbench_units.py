@@ -149,6 +149,15 @@ def test_wrap_command_follows_swt_bench_rules() -> None:
     )
 
 
+def test_coverage_wheel_per_python() -> None:
+    options = linecov.wheel_options("3.11")
+    assert (
+        options[options.index("--abi") + 1] == "cp311"
+        and options[options.index("--python-version") + 1] == "3.11"
+    )
+    assert linecov.wheel_options("")[:2] == ["--platform", "any"]
+
+
 def test_counts_from_a_coverage_json_report() -> None:
     report = {
         "files": {

@@ -129,7 +129,7 @@ class SwtbenchAdapter(SwebenchAdapter):
             plan=prepared.plan,
             image=prepared.image,
             executor=self.executor(context),
-            coverage_dir=linecov.ensure_coverage(context.cache_dir),
+            coverage_dir=linecov.ensure_coverage(context.cache_dir, prepared.plan.python),
             work_dir=context.work_dir,
             scratch=context.cache_dir / "swebench-scratch",
             timeout=self.timeout,
