@@ -1,6 +1,7 @@
 # Two entry points, each doing its own set-up (a virtual environment in .venv):
 #   make demo   evaluate the gold patches of the embedded demo benchmark
 #   make demo-swebench   evaluate the SWE-bench demo (pycalc) in Docker: gold and a model's predictions
+#   make demo-swtbench   evaluate SWT-bench (test generation) on the pycalc rows in Docker: gold and hand-made predictions
 #   make demo-realcode   evaluate the RealCodeJava demo: 4 methods of textkit, 11 samples of a model (pass@k)
 #   make test   run the project's test suite (Maven and Docker tests included)
 PYTHON ?= python3
@@ -8,7 +9,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: demo demo-swebench demo-realcode test lint clean
+.PHONY: demo demo-swebench demo-swtbench demo-realcode test lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +32,17 @@ demo-swebench: $(BIN)/.installed
 		--tebench-report=swebench-report.json --tebench-swebench-report=swebench-run-report.json \
 		--junitxml=swebench-junit.xml
 
+demo-swtbench: $(BIN)/.installed
+	-@scripts/ensure-docker
+	@# gold (each row's test_patch) succeeds on every instance with a positive coverage delta (the run passes);
+	@# the hand-made predictions (P->P, F->F, P->F, a reproduction, empty, a code edit, a patch that does not
+	@# apply) fail all but one item by design
+	$(BIN)/pytest -p no:cacheprovider --tebench-benchmark=swtbench --tebench-dataset=$(SWEBENCH_DEMO)/dataset.jsonl \
+		--tebench-predictions=gold
+	-$(BIN)/pytest -p no:cacheprovider --tebench-benchmark=swtbench --tebench-dataset=$(SWEBENCH_DEMO)/dataset.jsonl \
+		--tebench-predictions=$(SWEBENCH_DEMO)/predictions/swtbench-model.jsonl \
+		--tebench-report=swtbench-report.json --junitxml=swtbench-junit.xml --tebench-html=swtbench-report.html
+
 REALCODE_DEMO := pytest_tebench/demo/realcode
 demo-realcode: $(BIN)/.installed
 	@# one item per (instance, model): it passes when a sample passes; center's two samples are wrong by design
@@ -52,4 +64,4 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info tebench-report.json tebench-junit.xml tebench-report.html swebench-*.json swebench-junit.xml
+	rm -rf $(VENV) build dist *.egg-info tebench-report.json tebench-junit.xml tebench-report.html swebench-*.json swebench-junit.xml swtbench-*.json swtbench-junit.xml swtbench-report.html

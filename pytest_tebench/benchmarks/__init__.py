@@ -32,6 +32,10 @@ BUILTIN_BENCHMARKS: dict[str, tuple[str, str]] = {
         "pytest_tebench.benchmarks.swebench.settings:SWEBENCH_OPTIONS",
         "pytest_tebench.benchmarks.swebench.adapter:create_adapter",
     ),
+    "swtbench": (
+        "pytest_tebench.benchmarks.swtbench.settings:SWTBENCH_OPTIONS",
+        "pytest_tebench.benchmarks.swtbench.adapter:create_adapter",
+    ),
     "realcode": (
         "pytest_tebench.benchmarks.realcode.settings:REALCODE_OPTIONS",
         "pytest_tebench.benchmarks.realcode.adapter:create_adapter",

@@ -106,7 +106,7 @@ class SwebenchAdapter:
         "resolved": "share of all the model's instances resolved (SWE-bench's figure)",
         "resolved_judged": "share of the model's judged instances resolved",
     }
-    record_fields = ("apply_method", "swebench", "refused_files", "guard", "timings")
+    record_fields: tuple[str, ...] = ("apply_method", "swebench", "refused_files", "guard", "timings")
     #: Environments are images: the adapter runs them in its own Docker sandbox, never on the host.
     uses_executor = False
 

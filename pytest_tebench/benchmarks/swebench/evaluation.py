@@ -23,7 +23,9 @@ import re
 import shlex
 import subprocess
 import time
+from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,12 +153,24 @@ def guarded_command(test_cmd: str) -> tuple[str, bool]:
     return command, bool(count)
 
 
-def eval_script(plan: EnvironmentPlan, directives: list[str], *, guard: bool = True) -> str:
+def eval_script(
+    plan: EnvironmentPlan,
+    directives: list[str],
+    *,
+    guard: bool = True,
+    wrap: Callable[[str], str] | None = None,
+    after: Sequence[str] = (),
+) -> str:
     """The container's script: SWE-bench's eval steps minus conda, plus the generated files; the
     test command runs in a clean environment (``env -i`` with :data:`KEPT_VARIABLES`, what the eval
-    commands export, no user site) and, where it is pytest, with the guard plugin loaded first."""
+    commands export, no user site) and, where it is pytest, with the guard plugin loaded first.
+
+    ``wrap`` rewrites the (guarded) test command (SWT-bench runs it under coverage); ``after`` are
+    lines run once the test output is closed (SWT-bench's coverage report)."""
     command, guarded = guarded_command(plan.test_cmd) if guard else (plan.test_cmd, False)
     test_command = " ".join([command, *(shlex.quote(d) for d in directives)])
+    if wrap is not None:
+        test_command = wrap(test_command)
     kept = kept_variables(plan.eval_commands)
     python_path = f"{{tool:{GUARD_TOOL}}}" if guarded else ""
     lines = [
@@ -184,6 +198,7 @@ def eval_script(plan: EnvironmentPlan, directives: list[str], *, guard: bool = T
         "code=$?",
         f"echo '{official.END_TEST_OUTPUT}'",
         'echo ">>>>> Test Exit Code: $code"',
+        *after,
         "exit 0",
     ]
     return "\n".join(lines) + "\n"
@@ -252,17 +267,22 @@ def run_tests(
     scratch: Path,
     network: bool = False,
     nonce: str = "",
+    tools: tuple[tuple[str, str], ...] = (),
+    env: tuple[tuple[str, str], ...] = (),
 ) -> tuple[StepResult, str]:
     """Run ``script`` in ``image`` on ``tree``; return the step result and the test log. The guard
-    plugin's folder is mounted read-only; ``nonce`` tags its record."""
+    plugin's folder is mounted read-only; ``nonce`` tags its record.
+
+    ``tools`` are further read-only host directories the script needs and ``env`` its variables
+    (``{tool:NAME}`` expands to where a tool is mounted): SWT-bench's coverage.py."""
     step = BuildStep(
         name="swebench-test",
         argv=("bash", "-c", script),
         timeout=timeout,
         image=image,
         network=network,
-        env=(("TEBENCH_GUARD_NONCE", nonce),) if nonce else (),
-        tools=((GUARD_TOOL, str(evidence.PLUGIN_DIR)),),
+        env=((("TEBENCH_GUARD_NONCE", nonce),) if nonce else ()) + env,
+        tools=((GUARD_TOOL, str(evidence.PLUGIN_DIR)), *tools),
     )
     scratch.mkdir(parents=True, exist_ok=True)
     result = executor.run(tree, step, maven_repo=scratch)
