@@ -21,6 +21,7 @@ from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
+from pytest_tebench.benchmarks.swebench.adapter import SwebenchPrepared
 from pytest_tebench.demo import swebench as demo
 from pytest_tebench.instance.datasets import load_records
 from pytest_tebench.instance.predictions import gold_predictions
@@ -36,7 +37,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     cache = Path(tempfile.mkdtemp(prefix="swebench-bench-"))
-    adapter = SwebenchAdapter()
+    # built environments are what this measures (an official image has no bare-pytest twin here)
+    adapter = SwebenchAdapter(images="build")
     context = EvalContext(
         cache_dir=cache,
         work_dir=cache / "workspaces",
@@ -54,6 +56,7 @@ def main() -> int:
     total_harness = total_bare = 0.0
     for instance in instances:
         prepared = adapter.prepare(instance, context)  # builds the image if missing: not timed
+        assert isinstance(prepared, SwebenchPrepared)
         again = time.perf_counter()
         adapter.prepare(instance, context)
         second_prepare = time.perf_counter() - again
