@@ -37,7 +37,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     cache = Path(tempfile.mkdtemp(prefix="swebench-bench-"))
-    # built environments only: the bare run below needs the tree on the host
+    # built environments are what this measures (an official image has no bare-pytest twin here)
     adapter = SwebenchAdapter(images="build")
     context = EvalContext(
         cache_dir=cache,

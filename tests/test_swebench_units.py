@@ -632,3 +632,25 @@ def test_an_item_in_its_official_image_needs_no_repository_commits_and_is_keyed_
     # a built item's result key is what it was before the option existed; an official one's differs
     assert "images" not in json.loads(str(built.cache_key(instance)))
     assert json.loads(str(official_adapter.cache_key(instance)))["images"] == "official"
+
+
+def test_the_coverage_command_prints_a_table_or_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_tebench import cli
+
+    rows = [
+        {**ROW, "instance_id": "sympy__sympy-1", "repo": "sympy/sympy", "version": "1.12"},
+        {**ROW, "instance_id": "matplotlib__matplotlib-1", "repo": "matplotlib/matplotlib", "version": "3.5"},
+    ]
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert cli.main(["swebench", "coverage", "--dataset", str(dataset), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["repositories"] == {
+        "matplotlib/matplotlib": {"build": 0, "official": 1, "unsupported": 0},
+        "sympy/sympy": {"build": 1, "official": 0, "unsupported": 0},
+    }
+    assert cli.main(["swebench", "coverage", "--dataset", str(dataset), "--images", "build"]) == 0
+    table = capsys.readouterr().out
+    assert "| **all** | 2 | 1 | 0 | 1 |" in table and "- 1: pre_install needs what Debian, Ubuntu" in table

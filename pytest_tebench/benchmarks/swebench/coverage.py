@@ -60,7 +60,7 @@ def reasons(entries: Sequence[Entry]) -> list[tuple[str, int]]:
 
 def _short(reason: str) -> str:
     """A reason without its (repo, version): ``needs Python 3.6; ...`` counts once for all of them."""
-    for marker in (" needs ", "'s pre_install ", " is specified by ", " has no "):
+    for marker in ("'s pre_install ", " needs ", " has no "):
         head, found, tail = reason.partition(marker)
         if found and "/" in head:
             return (found + tail).strip().removeprefix("'s ")
