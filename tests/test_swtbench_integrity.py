@@ -127,7 +127,7 @@ def test_no_record_where_the_log_makes_a_success_and_an_unguarded_command(
     findings = integrity.judge({**gold, **runs}, resolved=True)["findings"]
     assert [(f["rule"], f["detail"].split(":")[0]) for f in findings] == [("no-record", "pred_post")]
     assert integrity.judge({**gold, **runs}, resolved=False)["findings"] == []
-    # a printed record of someone else's nonce is no record; two records of this run's are tampering
+    # two records with this run's nonce: one was printed by the tests (whatever the log resolves)
     runs["pred_post"].guard_records = [{"x": 1}, {"x": 2}]
     assert integrity.judge({**gold, **runs}, resolved=False)["findings"][0]["rule"] == "several-records"
     runs["pred_pre"].guarded = False
