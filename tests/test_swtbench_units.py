@@ -200,7 +200,10 @@ def test_only_test_files_may_change() -> None:
     assert set(refused) == {"pkg/core.py", "setup.cfg"}
     assert "not a test file" in refused["pkg/core.py"]
     assert "symbolic link" in integrity.refused_files(_diff("tests/link.py", mode="120000"))["tests/link.py"]
-    assert integrity.runner_guard("pred_pre").evidence(Path(".")) is None
+    # as records of a refused prediction, the shape SWE-bench's refused records have
+    assert [r.as_record() for r in integrity.refusals(_diff("tests/test_a.py") + _diff("pkg/core.py"))] == [
+        {"path": "pkg/core.py", "kind": "runner", "rule": "test-generation", "reason": refused["pkg/core.py"]}
+    ]
 
 
 # -- the demo's recorded runs -------------------------------------------------------------------

@@ -344,7 +344,7 @@ class SwebenchAdapter:
             return record
         record["apply_method"] = run.apply_method
         if run.refusals:
-            return _refused(record, run.refusals)
+            return refused_record(record, run.refusals)
         block["test_command"] = run.test_command
         if run.result is not None and run.result.timed_out:
             record["status"] = "timeout"
@@ -555,7 +555,7 @@ class SwebenchAdapter:
         record["timings"].update(run.timings)
         if run.refusals:
             record["apply_method"] = run.apply_method
-            return _refused(record, run.refusals)
+            return refused_record(record, run.refusals)
         block["test_command"] = run.test_command
         result = run.result
         if result.timed_out:
@@ -674,16 +674,7 @@ class SwebenchAdapter:
     def junit_properties(self, record: Mapping[str, Any]) -> list[Property]:
         properties: list[Property] = [(f"{PREFIX}apply_method", scalar(record.get("apply_method")))]
         properties += block_properties("swebench", record.get("swebench"), JUNIT_FIELDS)
-        refused = [f"{r.get('path')} ({r.get('rule')})" for r in record.get("refused_files") or ()]
-        if refused:
-            properties.append((f"{PREFIX}refused_files", scalar(refused)))
-        guard = record.get("guard")
-        if isinstance(guard, Mapping):
-            properties += block_properties("guard", guard, ("active", "records", "baseline"))
-            findings = [f"{f.get('rule')}: {f.get('detail')}" for f in guard.get("findings") or ()]
-            if findings:
-                properties.append((f"{PREFIX}guard.findings", " | ".join(findings)))
-        return properties
+        return properties + guard_properties(record)
 
     def report_fields(self) -> dict[str, Any]:
         return {"swebench": {"network": self.network, "pypi_date": self.pypi_date or "today"}}
@@ -719,13 +710,32 @@ class _PatchRun:
     guard_reason: str | None = None
 
 
-def _refused(record: dict[str, Any], refusals: Sequence[paths.Refusal]) -> dict[str, Any]:
+def refused_record(
+    record: dict[str, Any],
+    refusals: Sequence[paths.Refusal],
+    message: str = "the patch changes what configures or starts the test runner",
+) -> dict[str, Any]:
     """Decided before anything ran: a model's result (unresolved), never a harness error."""
     record["status"] = "refused"
     record["refused_files"] = [refusal.as_record() for refusal in refusals]
     what = "; ".join(f"{r.path} ({r.rule}: {r.reason})" for r in refusals)
-    record["error"] = f"the patch changes what configures or starts the test runner: {what}"
+    record["error"] = f"{message}: {what}"
     return record
+
+
+def guard_properties(record: Mapping[str, Any]) -> list[Property]:
+    """JUnit properties of the record's refused files and ``guard`` block (SWE-bench, SWT-bench)."""
+    properties: list[Property] = []
+    refused = [f"{r.get('path')} ({r.get('rule')})" for r in record.get("refused_files") or ()]
+    if refused:
+        properties.append((f"{PREFIX}refused_files", scalar(refused)))
+    guard = record.get("guard")
+    if isinstance(guard, Mapping):
+        properties += block_properties("guard", guard, ("active", "records", "baseline"))
+        findings = [f"{f.get('rule')}: {f.get('detail')}" for f in guard.get("findings") or ()]
+        if findings:
+            properties.append((f"{PREFIX}guard.findings", " | ".join(findings)))
+    return properties
 
 
 def _grade_into(block: dict[str, Any], payload: SwebenchInstance, log: str) -> dict[str, str]:

@@ -126,9 +126,12 @@ def changed_files(tree: Path, base_commit: str) -> list[paths.Change]:
     return changes
 
 
-def refused_changes(tree: Path, instance: SwebenchInstance, test_cmd: str) -> list[paths.Refusal]:
-    """The runner files the applied model patch changes (decided before anything runs)."""
-    policy = paths.policy_for(test_cmd, instance.repo)
+def refused_changes(
+    tree: Path, instance: SwebenchInstance, test_cmd: str, *, test_content: bool = False
+) -> list[paths.Refusal]:
+    """The runner files the applied model patch changes (decided before anything runs);
+    ``test_content``: ``conftest.py`` is the prediction's to write (SWT-bench's test patches)."""
+    policy = paths.policy_for(test_cmd, instance.repo, test_content=test_content)
     return paths.refusals(changed_files(tree, instance.base_commit), policy)
 
 

@@ -26,6 +26,8 @@ from pytest_tebench.benchmarks.swebench.adapter import EVALUATION_VERSION as SWE
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchPrepared
 from pytest_tebench.benchmarks.swebench.adapter import create_adapter as create_swebench_adapter
+from pytest_tebench.benchmarks.swebench.adapter import guard_properties
+from pytest_tebench.benchmarks.swebench.adapter import refused_record
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.benchmarks.swtbench import evaluation
 from pytest_tebench.benchmarks.swtbench import grading
@@ -33,12 +35,14 @@ from pytest_tebench.benchmarks.swtbench import integrity
 from pytest_tebench.benchmarks.swtbench import linecov
 from pytest_tebench.benchmarks.swtbench import summary as figures
 from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.integrity import evidence
 from pytest_tebench.report.properties import Property
 from pytest_tebench.report.properties import block_properties
 from pytest_tebench.workspace.patches import PatchFormatError
 
-#: Bump when a change can change results, so stored ones are not reused (2: multi-line statements).
-EVALUATION_VERSION = 2
+#: Bump when a change can change results, so stored ones are not reused (2: multi-line statements;
+#: 3: runner files refused, the guard judged).
+EVALUATION_VERSION = 3
 #: JUnit properties of the ``swtbench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (
     "repo", "version", "resolved", "applied", "patch_applied", "added_f2p", "f2x", "f2p", "p2p",
@@ -61,7 +65,9 @@ class SwtbenchAdapter(SwebenchAdapter):
         "applied": "W: share of the model's judged items whose patch applies and whose tests run",
         "coverage_delta": "mean change coverage delta of the gold fix's lines (0..1)",
     }
-    record_fields: tuple[str, ...] = ("apply_method", "swtbench", "refused_files", "timings")
+    record_fields: tuple[str, ...] = ("apply_method", "swtbench", "refused_files", "guard", "timings")
+    #: The error of a refused prediction, before the refused files.
+    REFUSED = "the patch changes files a test-generation prediction may not change"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -76,6 +82,7 @@ class SwtbenchAdapter(SwebenchAdapter):
                 "swtbench": EVALUATION_VERSION,
                 "swebench_evaluation": SWEBENCH_EVALUATION_VERSION,
                 "coverage": linecov.COVERAGE_VERSION,
+                "guard": evidence.GUARD_DIGEST,
             },
             sort_keys=True,
         )  # fmt: skip
@@ -110,19 +117,13 @@ class SwtbenchAdapter(SwebenchAdapter):
             record["status"] = "empty"
             return record
         try:
-            refused = integrity.refused_files(prediction.patch)
+            refused = integrity.refusals(prediction.patch)
         except PatchFormatError as exc:
             record["status"] = "not_applied"
             record["error"] = f"the patch is not a diff that can be applied: {exc}"
             return record
         if refused:
-            record["status"] = "not_applied"
-            block["refused_files"] = refused
-            record["error"] = (
-                "the patch changes files a test-generation prediction may not change: "
-                + "; ".join(f"{path} ({why})" for path, why in refused.items())
-            )
-            return record
+            return refused_record(record, refused, self.REFUSED)
         setting = evaluation.Setting(
             instance=payload,
             source=prepared.source,
@@ -147,15 +148,22 @@ class SwtbenchAdapter(SwebenchAdapter):
                 f"the patch does not apply (SWT-bench: Patch Apply Failed)\n{pred_pre.apply_log}"
             )
             return record
+        if pred_pre.refusals:
+            return refused_record(record, pred_pre.refusals, self.REFUSED)
         block["patch_applied"] = True
         outcomes = {"pred_pre": pred_pre, "pred_post": evaluation.run(setting, specs["pred_post"])}
         for name in ("gold_pre", "gold_post", "base_pre", "base_post"):
             outcomes[name] = self._shared(setting, specs[name])
         record["timings"]["tests"] = time.perf_counter() - started
         block.update(graded_fields(payload.patch, outcomes))
-        evidence = {name: o.integrity for name, o in outcomes.items() if o.integrity is not None}
-        if evidence:
-            block["integrity"] = evidence
+        guard = integrity.judge(outcomes, resolved=bool(block["resolved"]))
+        record["guard"] = guard
+        if guard.get("findings"):
+            record["status"] = "tampered"
+            block["resolved"] = False
+            record["error"] = "the test runner was interfered with: " + evidence.summary(
+                evidence.Finding(f["rule"], f["detail"]) for f in guard["findings"]
+            )
         return record
 
     def _shared(self, setting: evaluation.Setting, spec: evaluation.RunSpec) -> evaluation.RunOutcome:
@@ -193,8 +201,11 @@ class SwtbenchAdapter(SwebenchAdapter):
     def summary_lines(self, summary: Mapping[str, Any]) -> list[str]:
         return figures.summary_lines(summary)
 
+    def summary_properties(self, summary: Mapping[str, Any]) -> list[Property]:
+        return figures.summary_properties(summary)
+
     def junit_properties(self, record: Mapping[str, Any]) -> list[Property]:
-        return block_properties("swtbench", record.get("swtbench"), JUNIT_FIELDS)
+        return block_properties("swtbench", record.get("swtbench"), JUNIT_FIELDS) + guard_properties(record)
 
     def report_fields(self) -> dict[str, Any]:
         return {

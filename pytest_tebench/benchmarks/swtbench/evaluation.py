@@ -18,8 +18,10 @@ The test files are SWE-bench's test directives of the patch (``get_test_directiv
 is measured on the files the gold fix changes. The prediction is applied with SWE-bench's chain
 (``git apply``, ``--reject``, ``patch --fuzz=5``), the gold patches with ``git apply -v``, as
 SWT-bench applies them. The prediction only touches test files and the gold fix none
-(:mod:`.integrity`), so the order they are applied in does not matter; the prediction goes first,
-since the apply chain resets the tree between attempts.
+(:mod:`.integrity`; runner files are refused on the applied tree before anything runs), so the
+order they are applied in does not matter; the prediction goes first, since the apply chain
+resets the tree between attempts. Each run's test command is SWE-bench's, guarded: the guard
+plugin's record, tagged with a nonce per run, is judged by :func:`.integrity.judge`.
 """
 
 from __future__ import annotations
@@ -34,9 +36,10 @@ from pytest_tebench.benchmarks.swebench import evaluation as swebench_evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench.environment import EnvironmentPlan
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
-from pytest_tebench.benchmarks.swtbench import integrity
 from pytest_tebench.benchmarks.swtbench import linecov
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.integrity import evidence
+from pytest_tebench.integrity import paths
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git
@@ -71,8 +74,13 @@ class RunOutcome:
     status_map: dict[str, str] = field(default_factory=dict)
     counts: linecov.LineCounts = field(default_factory=dict)
     seconds: float = 0.0
-    #: What the runner-integrity plugin reported (None: nothing).
-    integrity: dict[str, Any] | None = None
+    #: Runner files the applied prediction changes (:func:`paths.refusals`, test content allowed):
+    #: when any, nothing ran.
+    refusals: list[paths.Refusal] = field(default_factory=list)
+    #: Whether the test command took the guard plugin (it is pytest), and the guard records that
+    #: carry this run's nonce (:func:`evidence.records`).
+    guarded: bool = False
+    guard_records: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -125,6 +133,13 @@ def run(setting: Setting, spec: RunSpec) -> RunOutcome:
             if applied.method is None:
                 outcome.applied = False
                 return outcome
+            # a test patch may carry conftest.py (test content), never what starts or configures
+            # the runner: decided on the applied tree (ignored files too), before anything runs
+            outcome.refusals = swebench_evaluation.refused_changes(
+                workspace.path, instance, setting.plan.test_cmd, test_content=True
+            )
+            if outcome.refusals:
+                return outcome
         for patch in spec.gold_patches:
             applying = git(workspace.path, "apply", "-v", "-", input=patch.encode("utf-8"), check=False)
             if applying.returncode != 0:
@@ -141,7 +156,8 @@ def run(setting: Setting, spec: RunSpec) -> RunOutcome:
             wrap=lambda command: linecov.wrap_command(command, measured),
             after=linecov.report_commands(),
         )
-        guard = integrity.runner_guard(spec.name)
+        outcome.guarded = swebench_evaluation.guarded_command(setting.plan.test_cmd)[1]
+        nonce = evidence.new_nonce() if outcome.guarded else ""
         result, log = swebench_evaluation.run_tests(
             setting.executor,
             workspace.path,
@@ -150,10 +166,11 @@ def run(setting: Setting, spec: RunSpec) -> RunOutcome:
             timeout=setting.timeout,
             scratch=setting.scratch,
             network=setting.network,
-            tools=((linecov.TOOL, str(setting.coverage_dir)), *guard.tools),
-            env=guard.env,
+            nonce=nonce,
+            tools=((linecov.TOOL, str(setting.coverage_dir)),),
         )
-        outcome.integrity = guard.evidence(workspace.path)
+        if nonce:
+            outcome.guard_records = evidence.records(log, nonce)
         outcome.counts = linecov.with_statement_lines(linecov.read_counts(workspace.path), sources)
         outcome.seconds = time.perf_counter() - started
         if result.timed_out:
@@ -162,7 +179,7 @@ def run(setting: Setting, spec: RunSpec) -> RunOutcome:
             raise HarnessError(
                 f"{spec.name}: the test container failed (exit {result.exit_code}):\n{result.output[-3000:]}"
             )
-        outcome.status_map = status_map(instance, log)
+        outcome.status_map = status_map(instance, evidence.strip_records(log))
         if setting.keep_workspaces:
             (workspace.path / swebench_evaluation.LOG_NAME).write_text(log, encoding="utf-8")
         return outcome

@@ -1,11 +1,11 @@
 """SWT-bench figures per model, as ``src/report.py`` of swt-bench computes them.
 
-Over the model's judged items (``evaluated``, ``empty``, ``not_applied``, ``missing_prediction``;
-harness statuses are listed, never counted): W (applicability), S (success), F→X, F→P and P→P,
-each the percentage of judged items with that indicator, and the mean coverage delta ΔC: the sum
-of the items' coverage deltas over the items whose gold fix has executable changed lines (an item
-that ran nothing, being empty or not applied, counts 0 over 1, as SWT-bench divides by the gold
-run's count of such instances).
+Over the model's judged items (``evaluated``, ``empty``, ``not_applied``, ``missing_prediction``,
+``refused``, ``tampered``: the last two never a success; harness statuses are listed, never
+counted): W (applicability), S (success), F→X, F→P and P→P, each the percentage of judged items
+with that indicator, and the mean coverage delta ΔC: the sum of the items' coverage deltas over
+the items whose gold fix has executable changed lines (an item that ran nothing, being empty or
+not applied, counts 0 over 1, as SWT-bench divides by the gold run's count of such instances).
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from typing import Any
 
 from pytest_tebench.benchmarks.swebench.summary import MODEL_STATUSES
 from pytest_tebench.benchmarks.swebench.summary import UNSUPPORTED
+from pytest_tebench.report.properties import PREFIX
+from pytest_tebench.report.properties import Property
+from pytest_tebench.report.properties import scalar
 
 Record = Mapping[str, Any]
 #: Indicator name in the summary -> field of the record's ``swtbench`` block.
@@ -54,6 +57,8 @@ def _figures(records: Sequence[Record]) -> dict[str, Any]:
         empty=statuses.count("empty"),
         not_applied=statuses.count("not_applied"),
         missing_prediction=statuses.count("missing_prediction"),
+        refused=statuses.count("refused"),
+        tampered=statuses.count("tampered"),
         unsupported_environment=statuses.count(UNSUPPORTED),
         harness_errors=sum(1 for s in statuses if s not in MODEL_STATUSES and s != UNSUPPORTED),
     )
@@ -93,6 +98,27 @@ def summarise(records: Sequence[Record]) -> dict[str, Any]:
     return summary
 
 
+#: The run-level JUnit properties per model (``tebench.swtbench.<model>.<name>``): percentages,
+#: then counts.
+SUITE_FIGURES = ("S", "W", "F2X", "F2P", "P2P", "coverage_delta")
+SUITE_COUNTS = (
+    "items", "judged", "resolved", "applied", "empty", "not_applied", "missing_prediction", "refused",
+    "tampered", "unsupported_environment", "harness_errors",
+)  # fmt: skip
+
+
+def summary_properties(summary: Mapping[str, Any]) -> list[Property]:
+    """Each model's SWT-bench figures (S, W, F→X, F→P, P→P in percent, mean coverage delta ΔC in
+    percent) and the counts beside them, for ``<testsuite><properties>``."""
+    properties: list[Property] = []
+    for model, block in summary.items():
+        name = f"{PREFIX}swtbench.{model}."
+        properties += [(name + key, scalar(block.get(key))) for key in SUITE_FIGURES]
+        counts = block.get("counts") or {}
+        properties += [(name + key, scalar(counts.get(key))) for key in SUITE_COUNTS]
+    return properties
+
+
 def _show(value: Any) -> str:
     return "  n/a" if value is None else f"{value:5.1f}"
 
@@ -116,7 +142,8 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"model: {model}  success {counts['resolved']}/{counts['judged']} (S {s}%)  "
             f"applicable {counts['applied']} (W {w}%)  F→P {f2p}%  mean coverage delta {delta}%  "
-            f"[empty {counts['empty']}, not applied {counts['not_applied']}; not scored: "
+            f"[empty {counts['empty']}, not applied {counts['not_applied']}, refused {counts['refused']}, "
+            f"tampered {counts['tampered']}; not scored: "
             f"unsupported environment {counts['unsupported_environment']}, "
             f"harness errors {counts['harness_errors']}]"
         )
