@@ -173,3 +173,20 @@ def test_sphinx_evaluation_remakes_the_pre_install_edits_and_a_venv_view_for_tox
     assert lines[start : start + 4] == view and start < test
     # a pytest command gets no tox directory
     assert not evaluation.tox_current_env_lines(plan("pytest-dev/pytest", "5.4"))
+
+
+def test_pins_of_environments_whose_pip_cannot_date_are_installed_without_the_date_script() -> None:
+    # astropy 1.3 runs on Python 3.6 and pins PyYAML==3.12 (and more): its last pip has no
+    # --uploaded-prior-to, and pypi_dates.py (3.9 code) would not even start there
+    spec = MAP_REPO_VERSION_TO_SPECS["astropy/astropy"]["1.3"]
+    assert spec["python"] == "3.6" and "PyYAML==3.12" in spec["pip_packages"]
+    plan = environment.plan_environment(
+        "astropy/astropy", "1.3", spec, setup_commit="0" * 40, read_file=lambda p: None, requirement_paths=()
+    )
+    assert not plan.uses_pypi_dates()
+    assert "python -m pip install " + " ".join(spec["pip_packages"]) in plan.setup
+    sphinx = environment.plan_environment(
+        "sphinx-doc/sphinx", "3.5", MAP_REPO_VERSION_TO_SPECS["sphinx-doc/sphinx"]["3.5"],
+        setup_commit="0" * 40, read_file=lambda p: None, requirement_paths=(),
+    )  # fmt: skip
+    assert sphinx.uses_pypi_dates()

@@ -334,7 +334,9 @@ def plan_environment(
         setup.append(f"python -m pip install {packages}")
     pins = [str(p) for p in spec.get("pip_packages") or []]
     exact = [p for p in pins if EXACT_PIN.fullmatch(p)]
-    if exact and pypi_date:
+    # pip learnt --uploaded-prior-to after the last pip of Python 3.8 (and pypi_dates.py is 3.9
+    # code): older environments resolve at today's index anyway, so their pins need no date
+    if exact and pypi_date and _python_version(python) >= (3, 9):
         # an exact version is what the spec asks whatever its date (SWE-bench's later specs pin e.g.
         # setuptools==70.0.0 or tox==4.16.0, newer than pypi_date) ...
         setup.append(
@@ -369,6 +371,14 @@ def plan_environment(
         pretend_version=pretend_version,
         pypi_date=pypi_date,
     )
+
+
+def _python_version(python: str) -> tuple[int, ...]:
+    """``"3.9"`` -> ``(3, 9)``; ``()`` for what is not a version."""
+    try:
+        return tuple(int(part) for part in python.split("."))
+    except ValueError:
+        return ()
 
 
 #: A pip requirement naming one exact version (``name==1.2.3``, ``name[extra]==1.2``).
