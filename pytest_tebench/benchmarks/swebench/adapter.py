@@ -382,14 +382,7 @@ class SwebenchAdapter:
             resolved=bool(block["resolved"]),
             context=context,
         )
-        record["guard"] = guard
-        if guard.get("findings"):
-            record["status"] = "tampered"
-            block["resolved"] = False
-            record["error"] = "the test runner was interfered with: " + evidence.summary(
-                evidence.Finding(f["rule"], f["detail"]) for f in guard["findings"]
-            )
-        return record
+        return guarded_record(record, block, guard)
 
     def _run_patch(
         self,
@@ -720,6 +713,19 @@ def refused_record(
     record["refused_files"] = [refusal.as_record() for refusal in refusals]
     what = "; ".join(f"{r.path} ({r.rule}: {r.reason})" for r in refusals)
     record["error"] = f"{message}: {what}"
+    return record
+
+
+def guarded_record(record: dict[str, Any], block: dict[str, Any], guard: dict[str, Any]) -> dict[str, Any]:
+    """The guard's verdict on a graded run (SWE-bench, SWT-bench): a finding makes it ``tampered``,
+    the model's unresolved result (``block`` is its benchmark block), never a harness error."""
+    record["guard"] = guard
+    if guard.get("findings"):
+        record["status"] = "tampered"
+        block["resolved"] = False
+        record["error"] = "the test runner was interfered with: " + evidence.summary(
+            evidence.Finding(f["rule"], f["detail"]) for f in guard["findings"]
+        )
     return record
 
 

@@ -295,9 +295,10 @@ def run_tests(
     return result, log
 
 
-def graded_fields(instance: SwebenchInstance, log: str) -> dict[str, Any]:
-    """The record's grading block for ``log``."""
-    grade = official.grade(
+def grade_log(instance: SwebenchInstance, log: str) -> official.Grade:
+    """``log`` graded against the instance's F2P/P2P by SWE-bench's parser of its repository
+    (SWE-bench's grading and SWT-bench's ``get_logs_eval``)."""
+    return official.grade(
         instance_id=instance.instance_id,
         repo=instance.repo,
         version=instance.version,
@@ -306,6 +307,11 @@ def graded_fields(instance: SwebenchInstance, log: str) -> dict[str, Any]:
         log=log,
         log_parser=instance.log_parser,
     )
+
+
+def graded_fields(instance: SwebenchInstance, log: str) -> dict[str, Any]:
+    """The record's grading block for ``log``."""
+    grade = grade_log(instance, log)
     return {
         "resolved": grade.resolved,
         "resolution": grade.resolution,

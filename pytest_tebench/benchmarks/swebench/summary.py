@@ -64,38 +64,50 @@ def _counts(records: Sequence[Record]) -> dict[str, Any]:
     }
 
 
+def grouped(records: Sequence[Record], field: str) -> dict[str, list[Record]]:
+    """The records by ``str(record.get(field))`` (a model, a repository), the keys sorted (SWE-bench,
+    SWT-bench)."""
+    groups: dict[str, list[Record]] = {}
+    for record in records:
+        groups.setdefault(str(record.get(field)), []).append(record)
+    return {key: groups[key] for key in sorted(groups)}
+
+
+def unsupported_reasons(records: Sequence[Record]) -> dict[str, str]:
+    """``{instance_id: reason}`` of the records of an unsupported environment (SWE-bench, SWT-bench)."""
+    return {
+        str(r["instance_id"]): str(r.get("error") or "") for r in records if r.get("status") == UNSUPPORTED
+    }
+
+
+def harness_errors_by_instance(records: Sequence[Record]) -> dict[str, str]:
+    """``{instance_id: status}`` of the records neither judged nor of an unsupported environment
+    (SWE-bench, SWT-bench)."""
+    return {
+        str(r["instance_id"]): str(r.get("status"))
+        for r in records
+        if not is_scored(r) and r.get("status") != UNSUPPORTED
+    }
+
+
 def summarise(records: Sequence[Record]) -> dict[str, Any]:
     """``{model: {counts..., by_repo: {repo: counts}, unsupported: {id: reason}, errors: {id: status}}}``."""
-    by_model: dict[str, list[Record]] = {}
-    for record in records:
-        by_model.setdefault(str(record.get("model_name_or_path")), []).append(record)
     summary: dict[str, Any] = {}
-    for model in sorted(by_model):
-        model_records = by_model[model]
-        repos: dict[str, list[Record]] = {}
-        for record in model_records:
-            repos.setdefault(str(record.get("project")), []).append(record)
+    for model, model_records in grouped(records, "model_name_or_path").items():
+        repos = grouped(model_records, "project")
         summary[model] = {
             **_counts(model_records),
             # the neutral counts per status (the HTML leaderboard shows them beside the figures)
             "counts": status_counts(model_records),
-            "by_repo": {repo: _counts(repos[repo]) for repo in sorted(repos)},
-            "unsupported": {
-                str(r["instance_id"]): str(r.get("error") or "")
-                for r in model_records
-                if r.get("status") == UNSUPPORTED
-            },
+            "by_repo": {repo: _counts(repo_records) for repo, repo_records in repos.items()},
+            "unsupported": unsupported_reasons(model_records),
             "refused_ids": sorted(
                 str(r["instance_id"]) for r in model_records if r.get("status") == "refused"
             ),
             "tampered_ids": sorted(
                 str(r["instance_id"]) for r in model_records if r.get("status") == "tampered"
             ),
-            "harness_errors_by_instance": {
-                str(r["instance_id"]): str(r.get("status"))
-                for r in model_records
-                if not is_scored(r) and r.get("status") != UNSUPPORTED
-            },
+            "harness_errors_by_instance": harness_errors_by_instance(model_records),
         }
     return summary
 

@@ -27,6 +27,7 @@ from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchPrepared
 from pytest_tebench.benchmarks.swebench.adapter import create_adapter as create_swebench_adapter
 from pytest_tebench.benchmarks.swebench.adapter import guard_properties
+from pytest_tebench.benchmarks.swebench.adapter import guarded_record
 from pytest_tebench.benchmarks.swebench.adapter import refused_record
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.benchmarks.swtbench import evaluation
@@ -157,14 +158,7 @@ class SwtbenchAdapter(SwebenchAdapter):
         record["timings"]["tests"] = time.perf_counter() - started
         block.update(graded_fields(payload.patch, outcomes))
         guard = integrity.judge(outcomes, resolved=bool(block["resolved"]))
-        record["guard"] = guard
-        if guard.get("findings"):
-            record["status"] = "tampered"
-            block["resolved"] = False
-            record["error"] = "the test runner was interfered with: " + evidence.summary(
-                evidence.Finding(f["rule"], f["detail"]) for f in guard["findings"]
-            )
-        return record
+        return guarded_record(record, block, guard)
 
     def _shared(self, setting: evaluation.Setting, spec: evaluation.RunSpec) -> evaluation.RunOutcome:
         key = (setting.instance.instance_id, spec.name, spec.directives)

@@ -196,13 +196,5 @@ def _text(path: Path) -> str:
 
 def status_map(instance: SwebenchInstance, log: str) -> dict[str, str]:
     """Test -> status of one log, by SWE-bench's parser of the repository (SWT-bench's ``get_logs_eval``)."""
-    grade = official.grade(
-        instance_id=instance.instance_id,
-        repo=instance.repo,
-        version=instance.version,
-        fail_to_pass=list(instance.fail_to_pass),
-        pass_to_pass=list(instance.pass_to_pass),
-        log=log,
-        log_parser=instance.log_parser,
-    )
+    grade = swebench_evaluation.grade_log(instance, log)
     return dict(grade.status_map) if grade.log_found else {}

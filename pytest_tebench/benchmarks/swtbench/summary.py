@@ -16,6 +16,9 @@ from typing import Any
 
 from pytest_tebench.benchmarks.swebench.summary import MODEL_STATUSES
 from pytest_tebench.benchmarks.swebench.summary import UNSUPPORTED
+from pytest_tebench.benchmarks.swebench.summary import grouped
+from pytest_tebench.benchmarks.swebench.summary import harness_errors_by_instance
+from pytest_tebench.benchmarks.swebench.summary import unsupported_reasons
 from pytest_tebench.report.properties import PREFIX
 from pytest_tebench.report.properties import Property
 from pytest_tebench.report.properties import scalar
@@ -72,28 +75,14 @@ def _figures(records: Sequence[Record]) -> dict[str, Any]:
 
 def summarise(records: Sequence[Record]) -> dict[str, Any]:
     """``{model: {counts, S, W, F2X, F2P, P2P, coverage_delta, by_project: {repo: ...}, ...}}`` (percent)."""
-    by_model: dict[str, list[Record]] = {}
-    for record in records:
-        by_model.setdefault(str(record.get("model_name_or_path")), []).append(record)
     summary: dict[str, Any] = {}
-    for model in sorted(by_model):
-        mine = by_model[model]
-        repos: dict[str, list[Record]] = {}
-        for record in mine:
-            repos.setdefault(str(record.get("project")), []).append(record)
+    for model, mine in grouped(records, "model_name_or_path").items():
+        repos = grouped(mine, "project")
         summary[model] = {
             **_figures(mine),
-            "by_project": {repo: _figures(repos[repo]) for repo in sorted(repos)},
-            "unsupported": {
-                str(r["instance_id"]): str(r.get("error") or "")
-                for r in mine
-                if r.get("status") == UNSUPPORTED
-            },
-            "harness_errors_by_instance": {
-                str(r["instance_id"]): str(r.get("status"))
-                for r in mine
-                if r.get("status") not in MODEL_STATUSES and r.get("status") != UNSUPPORTED
-            },
+            "by_project": {repo: _figures(repo_records) for repo, repo_records in repos.items()},
+            "unsupported": unsupported_reasons(mine),
+            "harness_errors_by_instance": harness_errors_by_instance(mine),
         }
     return summary
 
