@@ -315,22 +315,16 @@ class SwebenchAdapter:
             return self._evaluate_official(instance, prepared, prediction, context)
         assert isinstance(prepared, SwebenchPrepared)
         payload: SwebenchInstance = instance.payload
-        record = base_record(instance, prediction, "evaluated")
-        record["timings"] = dict(prepared.timings)
-        block: dict[str, Any] = {
-            "repo": payload.repo,
-            "version": payload.version,
-            "image": prepared.image,
-            "python": prepared.plan.python,
-            "suite": prepared.plan.suite,
-            "install_commit": prepared.install_commit,
-            "resolved": False,
-            "resolution": None,
-            "patch_extraction": prediction.extraction,
-            "network": self.network,
-            "environment": "build",
-        }
-        record["swebench"] = block
+        record, block = self._started(
+            instance,
+            prediction,
+            prepared.timings,
+            image=prepared.image,
+            python=prepared.plan.python,
+            suite=prepared.plan.suite,
+            install_commit=prepared.install_commit,
+            environment="build",
+        )
         if prediction.is_empty:
             record["status"] = "empty"
             return record
@@ -359,6 +353,33 @@ class SwebenchAdapter:
             record["error"] = f"the test container failed (exit {exit_code}):\n{output}"
             return record
         return self._graded(record, instance, prepared, prediction, run=run, context=context)
+
+    def _started(
+        self,
+        instance: BenchmarkInstance,
+        prediction: Prediction,
+        timings: Mapping[str, float],
+        *,
+        image: str,
+        python: str,
+        suite: str | None,
+        install_commit: str,
+        environment: str,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The record of a run and its ``swebench`` block, the same for a built and an official
+        environment but for where the environment comes from."""
+        record, block = started_record(
+            instance, prediction, timings, "swebench", image=image, python=python, suite=suite
+        )
+        block.update(
+            install_commit=install_commit,
+            resolved=False,
+            resolution=None,
+            patch_extraction=prediction.extraction,
+            network=self.network,
+            environment=environment,
+        )
+        return record, block
 
     def _graded(
         self,
@@ -524,23 +545,17 @@ class SwebenchAdapter:
     ) -> dict[str, Any]:
         """The official harness's steps in the instance's official image (:mod:`.official_images`)."""
         payload: SwebenchInstance = instance.payload
-        record = base_record(instance, prediction, "evaluated")
-        record["timings"] = dict(prepared.timings)
-        block: dict[str, Any] = {
-            "repo": payload.repo,
-            "version": payload.version,
-            "image": prepared.image,
-            "python": prepared.python,
-            "suite": None,
-            "install_commit": payload.base_commit,
-            "resolved": False,
-            "resolution": None,
-            "patch_extraction": prediction.extraction,
-            "network": self.network,
-            "environment": "official",
-            "not_built_because": prepared.reason,
-        }
-        record["swebench"] = block
+        record, block = self._started(
+            instance,
+            prediction,
+            prepared.timings,
+            image=prepared.image,
+            python=prepared.python,
+            suite=None,
+            install_commit=payload.base_commit,
+            environment="official",
+        )
+        block["not_built_because"] = prepared.reason
         if prediction.is_empty:
             record["status"] = "empty"
             return record
@@ -701,6 +716,32 @@ class _PatchRun:
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
     #: Why the guard is not loaded although the command is pytest (official images), or None.
     guard_reason: str | None = None
+
+
+def started_record(
+    instance: BenchmarkInstance,
+    prediction: Prediction,
+    timings: Mapping[str, float],
+    name: str,
+    *,
+    image: str,
+    python: str,
+    suite: str | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A new ``evaluated`` record with the timings so far, and its benchmark block ``name`` (also
+    returned, for the caller's further fields) naming the environment (SWE-bench, SWT-bench)."""
+    payload: SwebenchInstance = instance.payload
+    record = base_record(instance, prediction, "evaluated")
+    record["timings"] = dict(timings)
+    block: dict[str, Any] = {
+        "repo": payload.repo,
+        "version": payload.version,
+        "image": image,
+        "python": python,
+        "suite": suite,
+    }
+    record[name] = block
+    return record, block
 
 
 def refused_record(

@@ -21,7 +21,6 @@ from typing import Any
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.base import Prepared
-from pytest_tebench.benchmarks.base import base_record
 from pytest_tebench.benchmarks.swebench.adapter import EVALUATION_VERSION as SWEBENCH_EVALUATION_VERSION
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchPrepared
@@ -29,6 +28,7 @@ from pytest_tebench.benchmarks.swebench.adapter import create_adapter as create_
 from pytest_tebench.benchmarks.swebench.adapter import guard_properties
 from pytest_tebench.benchmarks.swebench.adapter import guarded_record
 from pytest_tebench.benchmarks.swebench.adapter import refused_record
+from pytest_tebench.benchmarks.swebench.adapter import started_record
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.benchmarks.swtbench import evaluation
 from pytest_tebench.benchmarks.swtbench import grading
@@ -98,22 +98,23 @@ class SwtbenchAdapter(SwebenchAdapter):
     ) -> dict[str, Any]:
         assert isinstance(prepared, SwebenchPrepared)
         payload: SwebenchInstance = instance.payload
-        record = base_record(instance, prediction, "evaluated")
-        record["timings"] = dict(prepared.timings)
-        block: dict[str, Any] = {
-            "repo": payload.repo,
-            "version": payload.version,
-            "image": prepared.image,
-            "python": prepared.plan.python,
-            "suite": prepared.plan.suite,
-            "network": self.network,
-            "patch_extraction": prediction.extraction,
-            "patch_applied": False,
-            "applied": False,
-            "resolved": False,
-            "coverage_delta": None,
-        }
-        record["swtbench"] = block
+        record, block = started_record(
+            instance,
+            prediction,
+            prepared.timings,
+            "swtbench",
+            image=prepared.image,
+            python=prepared.plan.python,
+            suite=prepared.plan.suite,
+        )
+        block.update(
+            network=self.network,
+            patch_extraction=prediction.extraction,
+            patch_applied=False,
+            applied=False,
+            resolved=False,
+            coverage_delta=None,
+        )
         if prediction.is_empty:
             record["status"] = "empty"
             return record
