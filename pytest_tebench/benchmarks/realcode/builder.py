@@ -47,7 +47,8 @@ from pytest_tebench.errors import InputError
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven.dist import required_maven_version
-from pytest_tebench.run.maven.jdk import detect_java_level
+from pytest_tebench.run.maven.jdk import JdkRequirement
+from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
@@ -83,7 +84,7 @@ class RealcodeBuildConfig:
     work_dir: Path
     maven_repo: Path
     executor: Callable[[], Executor]
-    java_version: Callable[[int], int]
+    java_version: Callable[[JdkRequirement], int]
     commit: str = "HEAD"
     max_instances: int | None = None
     min_statements: int = DEFAULT_MIN_STATEMENTS
@@ -242,7 +243,7 @@ class _Builder:
         pom = workspace.path / "pom.xml"
         if not pom.is_file():
             raise InputError(f"{config.repo} at {commit[:12]} has no pom.xml at its root (Maven builds only)")
-        self.java = config.java_version(detect_java_level(pom))
+        self.java = config.java_version(read_requirement(workspace.path))
         self.settings = RunSettings(
             maven_repo=config.maven_repo,
             java_version=self.java,

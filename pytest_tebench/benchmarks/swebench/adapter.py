@@ -35,6 +35,7 @@ from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.benchmarks.swebench.settings import DEFAULT_TIMEOUT
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.report.json_report import write_report
@@ -158,14 +159,14 @@ class SwebenchAdapter:
         spec = official.specs(payload.repo, payload.version)
         reason = environment.unsupported_reason(payload.repo, payload.version, spec)
         if reason is not None:
-            raise environment.UnsupportedEnvironment(reason)
+            raise UnsupportedEnvironment(reason)
         source = context.repos.locate(payload.repo, [payload.base_commit, payload.environment_setup_commit])
         located = time.perf_counter()
         if not self.network:
             files = official.test_directives(payload.repo, payload.test_patch)
             need = network.internet_need(source, payload.base_commit, payload.test_patch, files, payload.repo)
             if need is not None:
-                raise environment.UnsupportedEnvironment(
+                raise UnsupportedEnvironment(
                     f"{need}; this sandbox has no network (--tebench-swebench-network lets them use it)"
                 )
         plan = environment.plan_environment(

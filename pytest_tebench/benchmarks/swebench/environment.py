@@ -44,6 +44,7 @@ from typing import Any
 import docker.errors
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.locking import file_lock
 from pytest_tebench.locking import lock_name
 from pytest_tebench.run import docker_image
@@ -65,12 +66,6 @@ DEFAULT_PYPI_DATE = "2023-11-01T00:00:00Z"
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 
 Progress = Callable[[str], None]
-
-
-class UnsupportedEnvironment(HarnessError):
-    """The instance's environment cannot be had here (no such Python in Debian, system packages)."""
-
-    status = "unsupported_environment"
 
 
 # The suite base's setup script, run as root in the debootstrapped rootfs by docker_image.

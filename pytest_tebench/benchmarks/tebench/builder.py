@@ -41,7 +41,8 @@ from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven.dist import required_maven_version
-from pytest_tebench.run.maven.jdk import detect_java_level
+from pytest_tebench.run.maven.jdk import JdkRequirement
+from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
@@ -86,7 +87,7 @@ class BuildConfig:
     work_dir: Path
     maven_repo: Path
     executor: Callable[[], Executor]
-    java_version: Callable[[int], int]
+    java_version: Callable[[JdkRequirement], int]
     since: str | None = None
     until: str | None = None
     rev: str = "HEAD"
@@ -251,7 +252,7 @@ def _labelled(
     workspace.checkout("gold")
     settings = RunSettings(
         maven_repo=config.maven_repo,
-        java_version=config.java_version(detect_java_level(workspace.path / "pom.xml")),
+        java_version=config.java_version(read_requirement(workspace.path)),
         maven_version=config.maven_version or required_maven_version(workspace.path / "pom.xml"),
         maven_dist=config.maven_dist,
         coverage=False,

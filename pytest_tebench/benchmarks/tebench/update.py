@@ -44,8 +44,9 @@ from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.dist import required_maven_version
 from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.run.maven.jacoco import LineCoverage
+from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import choose_java_version
-from pytest_tebench.run.maven.jdk import detect_java_level
+from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import SKIPPED
@@ -136,8 +137,7 @@ class UpdateEvaluator:
         return self.context.executor()
 
     def _run_settings(self, workspace: Workspace) -> RunSettings:
-        level = detect_java_level(workspace.path / "pom.xml")
-        java = self._java_version(level)
+        java = self._java_version(read_requirement(workspace.path))
         return RunSettings(
             maven_repo=self.maven_repo,
             java_version=java,
@@ -149,8 +149,8 @@ class UpdateEvaluator:
             warmup_timeout=self.settings.timeout_warmup,
         )
 
-    def _java_version(self, level: int) -> int:
-        return choose_java_version(self._executor().java_versions(), level, self.settings.jdk)
+    def _java_version(self, requirement: JdkRequirement) -> int:
+        return choose_java_version(self._executor().java_versions(), requirement, self.settings.jdk)
 
     def _run(
         self,
