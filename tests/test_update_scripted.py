@@ -73,6 +73,11 @@ class ScriptedMaven:
             return done(1, BANNER + MISSING)
         if step.name == "test-compile":
             return done(0, BANNER)
+        if step.name == "effective-pom":
+            output = workspace / next(a for a in step.argv if a.startswith("-Doutput="))[len("-Doutput="):]
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text("<project><artifactId>calc</artifactId></project>")
+            return done(0, BANNER)
         selector = next(a for a in step.argv if a.startswith("-Dtest="))[len("-Dtest="):]
         reports = workspace / "target" / "surefire-reports"
         reports.mkdir(parents=True, exist_ok=True)

@@ -35,6 +35,7 @@ from pytest_tebench.benchmarks.tebench.update_metrics import coverage_overlap
 from pytest_tebench.benchmarks.tebench.update_metrics import executability
 from pytest_tebench.benchmarks.tebench.update_metrics import token_jaccard
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.jsonfiles import read_versioned_json
 from pytest_tebench.jsonfiles import write_json
@@ -174,6 +175,14 @@ class UpdateEvaluator:
             trusted=None if trusted is None else lambda: _checked_out(workspace, trusted),
         )
         if warmed.warmup is not None and not warmed.warmup.ok:
+            if warmed.warmup.unpublished:
+                # a fact about the instance's environment (docs/building.md), never a model's score
+                raise UnsupportedEnvironment(
+                    "unbuildable here: the build needs artifacts published in no repository reachable "
+                    f"from here: {', '.join(warmed.warmup.unpublished)}",
+                    log_tail=warmed.warmup.log_tail,
+                    timings=_warmup_timings(warmed),
+                )
             raise HarnessError(
                 f"cannot prepare the Maven repository for this project: {warmed.warmup.error}",
                 log_tail=warmed.warmup.log_tail,

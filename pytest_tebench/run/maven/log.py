@@ -188,6 +188,45 @@ def missing_artifacts(output: str) -> bool:
     )
 
 
+_COORDS = r"(?P<coords>[\w.\-]+:[\w.\-]+(?::[\w.\-]+){1,3})"
+#: An offline build that lacks an artifact names it in one of these ways (Maven 3.8 and 3.9).
+_ABSENT_OFFLINE = (
+    re.compile(r"the artifact " + _COORDS + r" has not been downloaded from it before"),
+    re.compile(_COORDS + r" \(absent\)"),
+)
+#: An online build asked the repositories for an artifact none of them has (a ``-SNAPSHOT``
+#: parent or BOM, an unpublished plugin), or one only a repository unreachable from here has.
+_UNPUBLISHED = (
+    re.compile(r"Could not find artifact " + _COORDS),
+    re.compile(r"Failure to find " + _COORDS),
+    re.compile(_COORDS + r" was not found in "),
+    re.compile(
+        r"Could not transfer artifact " + _COORDS + r" from/to .*(?:Unknown host|Name or service not known|"
+        r"status code: 40[13]|Unauthorized|Forbidden|authentication failed)"
+    ),
+)
+
+
+def _coordinates(output: str, patterns: tuple[re.Pattern[str], ...]) -> list[str]:
+    found: dict[str, None] = {}
+    for line in clean_log(output).splitlines():
+        if line.startswith(("[ERROR]", "[FATAL]", "[WARNING]")):
+            for pattern in patterns:
+                for match in pattern.finditer(line):
+                    found.setdefault(match.group("coords").rstrip("."), None)
+    return list(found)
+
+
+def missing_coordinates(output: str) -> list[str]:
+    """Coordinates an offline step names as missing from the repository (first seen first)."""
+    return _coordinates(output, _ABSENT_OFFLINE)
+
+
+def unpublished_coordinates(output: str) -> list[str]:
+    """Coordinates an online step could not find in any repository it can reach."""
+    return _coordinates(output, _UNPUBLISHED)
+
+
 def maven_version(output: str) -> str:
     """The Maven version a ``-V`` launch printed ("" when the banner is not in the log)."""
     match = _MAVEN_VERSION.search(clean_log(output))
