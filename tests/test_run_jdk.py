@@ -295,7 +295,7 @@ def test_maven_config_properties_and_profiles(tmp_path: Path) -> None:
     requirement = read_requirement(project(tmp_path / "c", files))
     assert requirement.level == 21
     assert choose_for(requirement, jdks(8, 11, 17, 21)).version == 21
-    with pytest.raises(UnsupportedEnvironment, match="profile modern: maven.compiler.release 21"):
+    with pytest.raises(UnsupportedEnvironment, match=r"profile modern: maven\.compiler\.release 21"):
         choose_for(requirement, jdks(8, 11, 17))
 
 
