@@ -56,6 +56,9 @@ EFFECTIVE_POM = (Path(__file__).parent / "fixtures" / "effective-pom-mini-maven.
     encoding="utf-8"
 )
 #: Maven 3.9.9 online, a parent that only exists as a local snapshot (shortened real log).
+#: The online steps of a warm-up on an empty repository: the effective POM, Surefire's provider
+#: and the JUnit Platform launcher alone, then the rest of the plan in one launch.
+PLAN_STEPS = ("effective-pom", "resolve-provider", "resolve-provider", "resolve-plan")
 UNPUBLISHED_PARENT = (
     "[ERROR] Non-resolvable parent POM for org.x:x:1.0: The following artifacts could not be resolved: "
     "org.apache.commons:commons-parent:pom:99-SNAPSHOT (absent): Could not find artifact "
@@ -103,6 +106,14 @@ class FakeMaven:
             (workspace / buildplan.EFFECTIVE_POM).parent.mkdir(parents=True, exist_ok=True)
             (workspace / buildplan.EFFECTIVE_POM).write_text(self.effective_pom, encoding="utf-8")
             return result(step, 0, BANNER)
+        if step.name == "resolve-provider":
+            group, artifact, version = next(a for a in step.argv if a.startswith("-Dartifact="))[11:].split(
+                ":"
+            )
+            path = buildplan.Artifact(group, artifact, version).path(maven_repo)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"x")
+            return result(step)
         if step.name == "resolve-plan":
             assert (workspace / buildplan.RESOLVER_POM).is_file()
             self.fill(maven_repo)
@@ -176,18 +187,18 @@ def test_missing_artifact_warms_once_then_runs_offline(workspace: Path, settings
     assert warmed.warmup is not None and warmed.warmup.ok and not warmed.warmup.cached
     assert entered == ["in", "out"]  # the online build ran on the trusted checkout
     steps = online(executor)
-    assert [s.name for s in steps] == ["effective-pom", "resolve-plan", "test-compile", "test"]
+    assert [s.name for s in steps] == [*PLAN_STEPS, "test-compile", "test"]
     for step in steps:
         assert "-o" not in step.argv and step.timeout == 1234  # the warm-up's own limit
         assert set(RESOLVER_LOCK_FLAGS) <= set(step.argv)
-    assert [s.argv[-1] for s in steps[2:]] == ["test-compile", "test"]
+    assert [s.argv[-1] for s in steps[-2:]] == ["test-compile", "test"]
     # an empty warm selection resolves Surefire's provider without running a test
     assert f"-Dtest={WARMUP_SELECTOR}" in steps[-1].argv
     (entry,) = read_journal(settings.maven_repo)
     assert (entry["project"], entry["ok"], entry["attempt"]) == (project_key("o/x", settings), True, 1)
     # every later build of the project (another commit, another worker) is offline at once
     again = run_warmed(executor, workspace, [A], settings, project="o/x")
-    assert again.warmup is None and len(online(executor)) == 4
+    assert again.warmup is None and len(online(executor)) == len(PLAN_STEPS) + 2
 
 
 def test_coverage_jars_are_fetched_once_for_all_projects(workspace: Path, settings: RunSettings) -> None:
@@ -221,7 +232,7 @@ def test_code_that_does_not_compile_is_not_retried(workspace: Path, settings: Ru
     executor = FakeMaven(online=["compile-error"])
     result_ = warm_up(executor, workspace, settings, project="o/x")
     assert result_.ok and result_.attempts == 1
-    assert [s.name for s in online(executor)] == ["effective-pom", "resolve-plan", "test-compile"]
+    assert [s.name for s in online(executor)] == [*PLAN_STEPS, "test-compile"]
     # the plan brought Surefire and its provider although no test ran (jfree/jfreechart's miss)
     surefire = buildplan.Artifact("org.apache.maven.surefire", "surefire-junit-platform", "3.2.5")
     assert surefire.path(settings.maven_repo).is_file()
@@ -233,7 +244,7 @@ def test_waiting_worker_reuses_a_warm_up_finished_meanwhile(workspace: Path, set
     assert first.ok and not first.cached
     # a second worker whose offline build failed before the first warm-up ended
     second = warm_up(executor, workspace, settings, project="o/x", since=0.0)
-    assert second.cached and len(online(executor)) == 4
+    assert second.cached and len(online(executor)) == len(PLAN_STEPS) + 2
     # another Maven is another build tool: its own warm-up
     dist = workspace.parent / "maven-dist"  # a resolved 3.9.9 (the build layer finds it, no download)
     (dist / "apache-maven-3.9.9" / "bin").mkdir(parents=True)
@@ -242,7 +253,11 @@ def test_waiting_worker_reuses_a_warm_up_finished_meanwhile(workspace: Path, set
     other = warm_up(executor, workspace, other_settings, project="o/x", since=0.0)
     # the repository already has the plan: no resolve-plan step this time
     assert not other.cached
-    assert [s.name for s in online(executor)][4:] == ["effective-pom", "test-compile", "test"]
+    assert [s.name for s in online(executor)][len(PLAN_STEPS) + 2 :] == [
+        "effective-pom",
+        "test-compile",
+        "test",
+    ]
 
 
 def test_different_projects_warm_in_parallel(tmp_path: Path, settings: RunSettings) -> None:
@@ -311,7 +326,7 @@ def test_a_warm_up_for_another_commit_does_not_count(workspace: Path, settings: 
     warmed = run_warmed(executor, workspace, [A], settings, project="o/x")
     assert warmed.run.status == "ok"
     assert warmed.warmup is not None and warmed.warmup.ok and not warmed.warmup.cached
-    assert [s.name for s in online(executor)] == ["effective-pom", "resolve-plan", "test-compile", "test"]
+    assert [s.name for s in online(executor)] == [*PLAN_STEPS, "test-compile", "test"]
 
 
 def test_plan_of_a_recorded_effective_pom() -> None:
@@ -320,9 +335,10 @@ def test_plan_of_a_recorded_effective_pom() -> None:
         "org.apache.maven.plugins:maven-compiler-plugin:maven-plugin:3.13.0",
         "org.apache.maven.plugins:maven-resources-plugin:maven-plugin:3.3.1",
         "org.apache.maven.plugins:maven-surefire-plugin:maven-plugin:3.2.5",
-        # Surefire's provider for JUnit 5, loaded only when tests start
+        # Surefire's provider for JUnit 5 and the Platform launcher, loaded only when tests start
         "org.apache.maven.surefire:surefire-junit-platform:jar:3.2.5",
         "org.junit.jupiter:junit-jupiter:jar:5.10.2",
+        "org.junit.platform:junit-platform-launcher:jar:1.10.2",
     ]
     # clean/jar/install/deploy/site are bound after `test`: mvn test never loads them
     assert not any(a.artifact in ("maven-site-plugin", "maven-jar-plugin") for a in planned)
@@ -388,14 +404,21 @@ def test_build_digest_follows_the_build_files(workspace: Path) -> None:
 def test_a_commit_whose_build_changed_is_warmed_again(workspace: Path, settings: RunSettings) -> None:
     executor = FakeMaven()
     assert run_warmed(executor, workspace, [A], settings, project="o/x").warmup is not None
-    assert len(online(executor)) == 4
+    assert len(online(executor)) == len(PLAN_STEPS) + 2
     # a later commit bumps Surefire: the offline check finds the new plugin missing and warms up
     executor.effective_pom = EFFECTIVE_POM.replace("<version>3.2.5</version>", "<version>3.5.3</version>")
     (workspace / "pom.xml").write_text("<project><!-- surefire 3.5.3 --></project>", encoding="utf-8")
     executor.filled = False  # the repository lacks 3.5.3 until something resolves it
     warmed = run_warmed(executor, workspace, [A], settings, project="o/x")
     assert warmed.warmup is not None and warmed.warmup.ok and not warmed.warmup.cached
-    assert [s.name for s in online(executor)][4:] == ["effective-pom", "resolve-plan", "test-compile", "test"]
+    # the new provider alone (the launcher is the same): one resolve-provider step
+    assert [s.name for s in online(executor)][len(PLAN_STEPS) + 2 :] == [
+        "effective-pom",
+        "resolve-provider",
+        "resolve-plan",
+        "test-compile",
+        "test",
+    ]
     provider = buildplan.Artifact("org.apache.maven.surefire", "surefire-junit-platform", "3.5.3")
     assert provider.path(settings.maven_repo).is_file()
     builds = {e["build"] for e in read_journal(settings.maven_repo)}

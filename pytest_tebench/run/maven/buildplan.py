@@ -195,11 +195,20 @@ def _runs_in_test(plugin: ET.Element) -> bool:
 
 
 def _providers(surefire: str, dependencies: Iterable[Artifact]) -> Iterator[Artifact]:
-    groups = {a.group for a in dependencies}
+    """Surefire's provider for the test framework; for JUnit 5 also the Platform launcher of the
+    project's Platform version, which newer Surefires load next to the provider."""
+    chosen = list(dependencies)
+    groups = {a.group for a in chosen}
     for framework, provider in _PROVIDERS:
         if groups.intersection(framework):
             yield Artifact(SUREFIRE_GROUP, provider, surefire, kind="provider")
-            return
+            break
+    jupiter = next((a.version for a in chosen if a.group == "org.junit.jupiter"), "")
+    platform = next((a.version for a in chosen if a.group == "org.junit.platform"), "")
+    if not platform and jupiter.startswith("5."):
+        platform = "1." + jupiter[2:]  # JUnit 5.x.y ships Platform 1.x.y
+    if platform or jupiter:
+        yield Artifact("org.junit.platform", "junit-platform-launcher", platform or jupiter, kind="provider")
 
 
 def missing_from(repo: Path, artifacts: Iterable[Artifact]) -> list[Artifact]:

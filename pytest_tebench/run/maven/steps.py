@@ -163,9 +163,15 @@ def selection_step(
 
 
 def resolve_artifact_step(
-    artifact: str, *, java_version: int, timeout: float, maven: tuple[tuple[str, str], ...] = ()
+    artifact: str,
+    *,
+    java_version: int,
+    timeout: float,
+    maven: tuple[tuple[str, str], ...] = (),
+    transitive: bool = False,
 ) -> BuildStep:
-    """Online ``dependency:get`` of one artifact (the JaCoCo agent or CLI) into the repository."""
+    """Online ``dependency:get`` of one artifact (the JaCoCo agent or CLI; with ``transitive``, a
+    Surefire provider and its own dependency tree) into the repository."""
     argv = (
         mvn_program(maven),
         "-B",
@@ -173,11 +179,11 @@ def resolve_artifact_step(
         f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}",
         f"{DEPENDENCY_PLUGIN}:get",
         f"-Dartifact={artifact}",
-        "-Dtransitive=false",
+        f"-Dtransitive={str(transitive).lower()}",
     )
-    short = "agent" if artifact == AGENT_ARTIFACT else "cli" if artifact == CLI_ARTIFACT else "artifact"
+    short = "agent" if artifact == AGENT_ARTIFACT else "cli" if artifact == CLI_ARTIFACT else ""
     return BuildStep(
-        name=f"resolve-jacoco-{short}",
+        name=f"resolve-jacoco-{short}" if short else "resolve-provider",
         argv=argv,
         timeout=timeout,
         java_version=java_version,

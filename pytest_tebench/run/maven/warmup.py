@@ -409,8 +409,31 @@ def _resolve_plan(
     missing = buildplan.missing_from(settings.maven_repo, planned)
     if not missing:
         return planned, steps, None
+    # Surefire resolves its provider in a tree of its own (launcher 1.9.3 for surefire 3.2.5,
+    # whatever JUnit the project uses): resolved alone, not mediated with the project's versions.
+    outputs: list[str] = []
+    for provider in (a for a in missing if a.kind == "provider"):
+        alone = executor.run(
+            workspace,
+            _online(
+                resolve_artifact_step(
+                    f"{provider.group}:{provider.artifact}:{provider.version}",
+                    java_version=settings.java_version,
+                    timeout=settings.warmup_timeout,
+                    maven=tools,
+                    transitive=True,
+                )
+            ),
+            maven_repo=settings.maven_repo,
+        )
+        steps.append(alone)
+        outputs.append(alone.output)
+    others = [a for a in missing if a.kind != "provider"]
+    absent = _absent(outputs)
+    if not others:
+        return planned + absent, steps, None
     resolver = workspace / buildplan.RESOLVER_POM
-    resolver.write_text(buildplan.resolver_pom(missing), encoding="utf-8")
+    resolver.write_text(buildplan.resolver_pom(others), encoding="utf-8")
     resolved = executor.run(
         workspace,
         _online(
@@ -424,13 +447,18 @@ def _resolve_plan(
         maven_repo=settings.maven_repo,
     )
     steps.append(resolved)
-    # What no repository has is an error only if the build itself asks for it (the effective
-    # POM also names plugins ``mvn test`` never runs, e.g. a deploy plugin of a private repository).
+    return planned + _absent([*outputs, resolved.output]), steps, None
+
+
+def _absent(outputs: Iterable[str]) -> list[buildplan.Artifact]:
+    """What no repository had, as ``kind="unpublished"`` entries: an error only if the build
+    itself asks for it (the effective POM also names plugins ``mvn test`` may not need)."""
     absent = []
-    for coordinates in mavenlog.unpublished_coordinates(resolved.output):
-        parts = coordinates.split(":")
-        absent.append(buildplan.Artifact(parts[0], parts[1], parts[-1], kind="unpublished"))
-    return planned + absent, steps, None
+    for output in outputs:
+        for coordinates in mavenlog.unpublished_coordinates(output):
+            parts = coordinates.split(":")
+            absent.append(buildplan.Artifact(parts[0], parts[1], parts[-1], kind="unpublished"))
+    return absent
 
 
 def read_plan(workspace: Path) -> list[buildplan.Artifact] | None:
