@@ -66,6 +66,12 @@ class ScriptedMaven:
             (maven_repo / jar).parent.mkdir(parents=True, exist_ok=True)
             (maven_repo / jar).write_bytes(b"jar")
             return done(0)
+        if os.environ.get("SCRIPTED_MAVEN") == "unpublished":
+            if step.network:
+                return done(1, "[ERROR] Non-resolvable parent POM for p:calc:1: The following artifacts could not be "
+                               "resolved: org.x:parent:pom:2-SNAPSHOT (absent): Could not find artifact "
+                               "org.x:parent:pom:2-SNAPSHOT in central (https://repo.maven.apache.org/maven2)\n")
+            return done(1, BANNER + MISSING)
         if os.environ.get("SCRIPTED_MAVEN") == "broken":
             if step.network:
                 return done(1, "[INFO] Downloading from central\n[ERROR] Could not transfer artifact "
@@ -244,3 +250,19 @@ def test_a_failed_warm_up_keeps_its_evidence(
     # the message once per item's error section (the short summary may repeat it, width permitting)
     sections = out.split("short test summary info")[0]
     assert sections.count("cannot prepare the Maven repository") == 2
+
+
+def test_an_artifact_published_nowhere_makes_the_instance_unsupported(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "unpublished")
+    result, report = _run(pytester, bench)
+    # a fact about the instances' environment: skipped, never a score and never a harness error
+    result.assert_outcomes(skipped=2)
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "unsupported_environment"
+    assert record["error"] == (
+        "unbuildable here: the build needs artifacts published in no repository reachable from here: "
+        "org.x:parent:pom:2-SNAPSHOT"
+    )
+    assert report["summary"]["m"]["counts"]["unsupported"] == 2
