@@ -38,6 +38,8 @@ _PROVIDERS = (
     (("org.testng",), "surefire-testng"),
 )
 _SKIPPED_DIRS = {"target", "node_modules", ".git"}
+#: Kinds resolved each in a tree of its own (``dependency:get``), not with the project's versions.
+ISOLATED_KINDS = frozenset({"provider", "plugin-dependency"})
 #: The lifecycle phases ``mvn test`` runs: a plugin bound only later (jar, install, deploy,
 #: site) is never loaded by an evaluation and is not resolved for it.
 TEST_PHASES = frozenset(
@@ -77,6 +79,16 @@ class Artifact:
         """``group:artifact:type[:classifier]:version``, as Maven's messages write them."""
         middle = f"{self.type}:{self.classifier}" if self.classifier else self.type
         return f"{self.group}:{self.artifact}:{middle}:{self.version}"
+
+    @property
+    def request(self) -> str:
+        """``group:artifact:version[:type[:classifier]]``, as ``dependency:get -Dartifact`` takes it."""
+        tail = (
+            f":{self.type}:{self.classifier}"
+            if self.classifier
+            else (f":{self.type}" if self.type != "jar" else "")
+        )
+        return f"{self.group}:{self.artifact}:{self.version}{tail}"
 
     def path(self, repo: Path) -> Path:
         """The file in a local repository (``pom`` for POMs, ``jar`` for jars and plugins)."""

@@ -407,17 +407,18 @@ def _resolve_plan(
         return [], steps, None
     planned = read_plan(workspace) or []
     missing = buildplan.missing_from(settings.maven_repo, planned)
-    if not missing:
-        return planned, steps, None
     # Surefire resolves its provider in a tree of its own (launcher 1.9.3 for surefire 3.2.5,
-    # whatever JUnit the project uses): resolved alone, not mediated with the project's versions.
+    # whatever JUnit the project uses), and a plugin's declared dependencies join the plugin's
+    # classpath (gson's proguard-base 7.9.1 brings kotlin-stdlib 2.2.0): each is resolved alone,
+    # never mediated with the project's versions. Their file being there says nothing of their
+    # tree, so they are resolved at every warm-up (which a new build digest or a miss calls for).
     outputs: list[str] = []
-    for provider in (a for a in missing if a.kind == "provider"):
+    for provider in (a for a in planned if a.kind in buildplan.ISOLATED_KINDS):
         alone = executor.run(
             workspace,
             _online(
                 resolve_artifact_step(
-                    f"{provider.group}:{provider.artifact}:{provider.version}",
+                    provider.request,
                     java_version=settings.java_version,
                     timeout=settings.warmup_timeout,
                     maven=tools,
@@ -428,7 +429,7 @@ def _resolve_plan(
         )
         steps.append(alone)
         outputs.append(alone.output)
-    others = [a for a in missing if a.kind != "provider"]
+    others = [a for a in missing if a.kind not in buildplan.ISOLATED_KINDS]
     absent = _absent(outputs)
     if not others:
         return planned + absent, steps, None
