@@ -66,6 +66,14 @@ UNPUBLISHED_PARENT = (
 )
 
 
+#: Real Maven 3.8.7 on gson's proto module (a plugin's own prerequisite, which no POM shows).
+REQUIRES_MAVEN = (
+    "[ERROR] Failed to execute goal io.github.ascopes:protobuf-maven-plugin:5.1.4:generate-test (default) on "
+    "project proto: The plugin io.github.ascopes:protobuf-maven-plugin:5.1.4 requires Maven version 3.9.6 "
+    "-> [Help 1]\n"
+)
+
+
 def result(step: BuildStep, code: int | None = 0, output: str = "", timed_out: bool = False) -> StepResult:
     return StepResult(step.name, step.argv, None if timed_out else code, timed_out, 1.0, output)
 
@@ -131,6 +139,8 @@ class FakeMaven:
             )
         if outcome == "compile-error":
             return result(step, 1, COMPILE_FAILURE)
+        if outcome == "requires-maven":
+            return result(step, 1, REQUIRES_MAVEN)
         if step.name == "test":
             self.filled = True
         return result(step)
@@ -225,6 +235,15 @@ def test_a_warm_up_failing_twice_keeps_its_log(workspace: Path, settings: RunSet
     assert warmed.warmup.error.startswith("warm-up test-compile failed: timed out after 1 s")
     assert "Downloading from central" in warmed.warmup.log_tail
     assert warmed.run.status == "build_error"  # the offline attempt, for the record
+
+
+def test_a_plugin_refusing_the_maven_in_use_is_not_retried(workspace: Path, settings: RunSettings) -> None:
+    # the same Maven would be refused again: the caller runs the build again with Maven 3.9
+    executor = FakeMaven(online=["requires-maven"])
+    warmed = run_warmed(executor, workspace, [A], settings, project="o/x")
+    assert warmed.warmup is not None and not warmed.warmup.ok and warmed.warmup.attempts == 1
+    assert [s.name for s in online(executor)] == [*PLAN_STEPS, "test-compile"]
+    assert mavenlog.required_maven(warmed.warmup.log_tail) == "3.9.6"
 
 
 def test_code_that_does_not_compile_is_not_retried(workspace: Path, settings: RunSettings) -> None:
@@ -400,6 +419,11 @@ def test_build_digest_follows_the_build_files(workspace: Path) -> None:
     (workspace / "module").mkdir()
     (workspace / "module" / "pom.xml").write_text("<project/>", encoding="utf-8")
     assert buildplan.build_digest(workspace, java=17, maven="") not in (first, second)
+    third = buildplan.build_digest(workspace, java=17, maven="")
+    # a reactor scope resolves fewer modules: a build of its own
+    scoped = buildplan.build_digest(workspace, java=17, maven="", args=("-pl", "module", "-am"))
+    assert scoped not in (first, second, third)
+    assert buildplan.build_digest(workspace, java=17, maven="", args=()) == third
 
 
 def test_a_commit_whose_build_changed_is_warmed_again(workspace: Path, settings: RunSettings) -> None:

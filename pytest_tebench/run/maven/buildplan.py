@@ -10,7 +10,7 @@ dependency, and the Surefire provider its test framework makes Surefire load at 
 :func:`missing_from` then checks that all of them are in the repository.
 
 :func:`build_digest` names a commit's build by the files that decide it (every ``pom.xml``,
-``.mvn/`` configuration), the JDK and the Maven: a commit whose digest was never checked is
+``.mvn/`` configuration), the JDK, the Maven and the reactor scope: a commit whose digest was never checked is
 checked (and warmed if needed) before its first offline build.
 """
 
@@ -20,6 +20,7 @@ import hashlib
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -112,9 +113,12 @@ def build_files(workspace: Path) -> list[Path]:
     return found
 
 
-def build_digest(workspace: Path, *, java: int, maven: str) -> str:
-    """Sixteen hex digits naming what decides the commit's resolution."""
+def build_digest(workspace: Path, *, java: int, maven: str, args: Sequence[str] = ()) -> str:
+    """Sixteen hex digits naming what decides the commit's resolution; ``args`` are the extra
+    Maven arguments of the run (a reactor scope ``-pl m -am`` builds, so resolves, fewer modules)."""
     digest = hashlib.sha256(f"java={java};maven={maven or 'default'}\n".encode())
+    if args:
+        digest.update(("args=" + "\0".join(args) + "\n").encode())
     for path in build_files(workspace):
         digest.update(str(path.relative_to(workspace)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")

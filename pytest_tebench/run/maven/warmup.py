@@ -345,7 +345,7 @@ def _online_build(
 
 def _unpublished_or(output: str, error: str) -> tuple[str, bool, tuple[str, ...]]:
     """A failed online step: unbuildable when it names artifacts no repository has (final),
-    else ``error`` (may be retried)."""
+    else ``error`` (final when a plugin refuses the Maven in use, else it may be retried)."""
     unpublished = tuple(mavenlog.unpublished_coordinates(output))
     if unpublished:
         return (
@@ -353,6 +353,10 @@ def _unpublished_or(output: str, error: str) -> tuple[str, bool, tuple[str, ...]
             False,
             unpublished,
         )
+    if mavenlog.required_maven(output):
+        # a plugin refuses this Maven: no retry with it can help (the caller runs again with a
+        # newer Maven: README, --tebench-maven)
+        return error, False, ()
     return error, True, ()
 
 
@@ -509,7 +513,9 @@ def run_warmed(
         fetch = WarmupResult("jacoco", False, False, (failed,), f"cannot fetch the JaCoCo jars: {why}", 1)
         return WarmedRun(_failed_run(fetch), fetch)
     key = project_key(project, settings)
-    build = buildplan.build_digest(workspace, java=settings.java_version, maven=settings.maven_version)
+    build = buildplan.build_digest(
+        workspace, java=settings.java_version, maven=settings.maven_version, args=settings.extra_args
+    )
     warm_list = chosen if warm_selection is None else warm_selection
 
     def warm(since: float | None) -> WarmupResult:
