@@ -37,6 +37,14 @@ class HarnessError(TebenchError):
         self.workspace = workspace
 
 
+class UnsupportedEnvironment(HarnessError):
+    """The instance's environment cannot be had here: no Python of that version in Debian
+    (SWE-bench), no JDK that satisfies the build, an artifact published nowhere reachable
+    (TEBench). A fact about the instance and this machine: never a score, never a harness bug."""
+
+    status = "unsupported_environment"
+
+
 class InputError(HarnessError):
     """A dataset or predictions file is malformed; the message names the file, line and field."""
 

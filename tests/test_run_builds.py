@@ -17,6 +17,7 @@ import pytest
 
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.local import LocalExecutor
+from pytest_tebench.run.maven import buildplan
 from pytest_tebench.run.maven.dist import ensure_maven
 from pytest_tebench.run.maven.dist import maven_tools
 from pytest_tebench.run.maven.jacoco import LineCoverage
@@ -31,7 +32,9 @@ from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.testrun import run_selection
+from pytest_tebench.run.maven.warmup import read_journal
 from pytest_tebench.run.maven.warmup import run_warmed
+from pytest_tebench.run.maven.warmup import warm_up
 
 from conftest import TEST_MAVEN_REPO
 
@@ -206,6 +209,30 @@ def test_main_compile_error(executor: LocalExecutor, settings: RunSettings, copy
     assert "maven-compiler-plugin:3.13.0:compile (default-compile)" in run.error
     assert outcome_table(run) == {f"{CLAMP_TEST}#belowLow": (NOT_RUN, 0)}
     assert [step.name for step in run.steps] == ["test-compile" if split else "compile+test"]
+
+
+def test_a_warm_up_that_cannot_compile_still_resolves_what_tests_need(
+    executor: LocalExecutor, settings: RunSettings, copy: Copy, tmp_path: Path
+) -> None:
+    """From an empty repository: the trusted checkout does not compile, so the online build stops
+    before Surefire (which the old warm-up never resolved, as with jfree/jfreechart); the
+    effective POM's plan still brings Surefire and its JUnit 5 provider, and the fixed code then
+    builds and tests offline with no further warm-up."""
+    workspace = copy("warm-broken")
+    replace_in(workspace / CLAMP_JAVA, "return value;", "return valu;")
+    empty = replace(settings, maven_repo=tmp_path / "m2", coverage=False)
+    build = buildplan.build_digest(workspace, java=empty.java_version, maven=empty.maven_version)
+    warmed = warm_up(executor, workspace, empty, project="tebench/broken", build=build)
+    assert warmed.ok, warmed.error + "\n" + warmed.log_tail
+    names = ["effective-pom", "resolve-provider", "resolve-provider", "resolve-plan", "test-compile"]
+    assert [s.name for s in warmed.steps] == names
+    provider = buildplan.Artifact("org.apache.maven.surefire", "surefire-junit-platform", "3.2.5")
+    assert provider.path(empty.maven_repo).is_file()
+    replace_in(workspace / CLAMP_JAVA, "return valu;", "return value;")
+    run = run_warmed(executor, workspace, [TestId(CLAMP_TEST, "belowLow")], empty, project="tebench/broken")
+    assert run.warmup is None and run.run.status == "ok", run.run.error
+    assert outcome_table(run.run) == {f"{CLAMP_TEST}#belowLow": (PASSED, 1)}
+    assert [e["build"] for e in read_journal(empty.maven_repo)] == [build]
 
 
 def test_test_compile_error(executor: LocalExecutor, settings: RunSettings, copy: Copy) -> None:

@@ -7,13 +7,19 @@ from pathlib import Path
 import pytest
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.run.maven.jdk import JdkInstall
+from pytest_tebench.run.maven.jdk import choose_for
+from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import choose_jdk
 from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.jdk import discover_jdks
 from pytest_tebench.run.maven.jdk import min_supported_level
 from pytest_tebench.run.maven.jdk import parse_java_version
 from pytest_tebench.run.maven.jdk import read_jdk
+from pytest_tebench.run.maven.jdk import read_requirement
+from pytest_tebench.run.maven.jdkreq import VersionRange
+from pytest_tebench.run.maven.jdkreq import parse_range
 
 
 def make_jdk(home: Path, java_version: str, *, javac: bool = True) -> Path:
@@ -146,7 +152,8 @@ def test_choose_jdk(level: int, available: tuple[int, ...], chosen: int) -> None
 
 
 def test_choose_jdk_none_fits() -> None:
-    with pytest.raises(HarnessError, match="no installed JDK can build Java level 6"):
+    # the instance's environment, not a harness bug: unsupported_environment
+    with pytest.raises(UnsupportedEnvironment, match="no installed JDK can build Java level 6"):
         choose_jdk(6, jdks(17, 25))
 
 
@@ -160,3 +167,178 @@ def test_choose_jdk_override(tmp_path: Path) -> None:
     assert (choice.version, choice.home) == (21, home.resolve())
     with pytest.raises(HarnessError, match="not a JDK home"):
         choose_jdk(8, jdks(17), override=tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize(
+    ("text", "bare", "inside", "outside"),
+    [
+        ("[17,22)", "min", (17, 21), (11, 22, 25)),
+        ("(,1.8]", "min", (7, 8), (9, 17)),
+        ("[1.8,)", "min", (8, 25), (7,)),
+        ("17", "min", (17, 25), (11,)),  # enforcer: a bare version is a minimum
+        ("1.8", "exact", (8,), (7, 9, 17)),  # profile activation: a prefix, so one feature version
+        ("!1.8", "exact", (7, 11), (8,)),
+        ("[11,2000)", "exact", (11, 25), (8,)),
+        ("(,11),[17,)", "min", (8, 17, 21), (11, 12)),
+        ("[17]", "min", (17,), (16, 18)),
+        ("(8,11]", "min", (9, 11), (8, 12)),
+    ],
+)
+def test_parse_range(text: str, bare: str, inside: tuple[int, ...], outside: tuple[int, ...]) -> None:
+    ranges = parse_range(text, bare=bare)
+    assert ranges is not None
+    for version in inside:
+        assert any(version in r for r in ranges), version
+    for version in outside:
+        assert not any(version in r for r in ranges), version
+
+
+@pytest.mark.parametrize("text", ["", "abc", "[x,17)", "[1,2,3]"])
+def test_parse_range_unreadable(text: str) -> None:
+    assert parse_range(text) is None
+
+
+def test_version_range_bounds() -> None:
+    assert 17 in VersionRange(17) and 16 not in VersionRange(17)
+    assert 17 not in VersionRange(17, low_inclusive=False)
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def pom(body: str, properties: str = "") -> str:
+    return f'<project xmlns="http://maven.apache.org/POM/4.0.0"><properties>{properties}</properties>{body}</project>'
+
+
+def plugin(artifact: str, configuration: str, *, execution: bool = False) -> str:
+    config = f"<configuration>{configuration}</configuration>"
+    if execution:
+        config = f"<executions><execution><id>e</id>{config}</execution></executions>"
+    return f"<plugin><artifactId>{artifact}</artifactId>{config}</plugin>"
+
+
+def build(*plugins: str) -> str:
+    return f"<build><plugins>{''.join(plugins)}</plugins></build>"
+
+
+JVM_CONFIG = "--add-exports jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED\n-Xmx1g\n"
+#: google/gson's build, shortened: release 8 and test release 11 in the root, an enforcer range,
+#: a module whose JDK-17 profile raises the test release, and jvm.config module flags.
+GSON = {
+    ".mvn/jvm.config": JVM_CONFIG,
+    "pom.xml": pom(
+        "<modules><module>gson</module><module>missing</module></modules>"
+        + build(
+            plugin(
+                "maven-enforcer-plugin",
+                "<rules><requireJavaVersion><version>[17,22)</version></requireJavaVersion></rules>",
+                execution=True,
+            )
+        ),
+        "<maven.compiler.release>8</maven.compiler.release>"
+        "<maven.compiler.testRelease>11</maven.compiler.testRelease>",
+    ),
+    "gson/pom.xml": pom(
+        "<profiles><profile><id>JDK17</id><activation><jdk>[17,)</jdk></activation><properties>"
+        "<maven.compiler.testRelease>17</maven.compiler.testRelease></properties></profile></profiles>"
+    ),
+}
+
+
+def test_gson_build_gets_a_jdk_its_enforcer_and_jvm_config_accept(tmp_path: Path) -> None:
+    requirement = read_requirement(project(tmp_path, GSON))
+    # the JDK-17 profile's test release counts: a JDK that takes the profile must compile it
+    assert requirement.level == 17
+    assert choose_for(requirement, jdks(8, 11, 17, 21, 25)).version == 17
+    assert choose_for(requirement, jdks(8, 21, 25)).version == 21
+    assert choose_java_version((8, 11, 17, 21), requirement, None) == 17
+    with pytest.raises(UnsupportedEnvironment) as raised:
+        choose_for(requirement, jdks(8, 11, 25))
+    message = str(raised.value)
+    assert raised.value.status == "unsupported_environment"
+    assert "JDK 8: .mvn/jvm.config: --add-exports needs JDK 9+" in message
+    assert "JDK 11: pom.xml: enforcer requireJavaVersion [17,22)" in message
+    assert "JDK 25: pom.xml: enforcer requireJavaVersion [17,22)" in message
+
+
+def test_jvm_config_module_flags_rule_out_jdk_8(tmp_path: Path) -> None:
+    files = {
+        ".mvn/jvm.config": JVM_CONFIG,
+        "pom.xml": pom("", "<maven.compiler.source>1.8</maven.compiler.source>"),
+    }
+    requirement = read_requirement(project(tmp_path, files))
+    assert requirement.level == 8
+    # level 8 would pick JDK 8 exactly, but Maven's own JVM must know --add-exports
+    assert choose_for(requirement, jdks(8, 11, 17)).version == 11
+    without = read_requirement(project(tmp_path / "plain", {"pom.xml": files["pom.xml"]}))
+    assert choose_for(without, jdks(8, 11, 17)).version == 8
+
+
+def test_maven_config_properties_and_profiles(tmp_path: Path) -> None:
+    profiles = (
+        "<profiles><profile><id>modern</id><properties><maven.compiler.release>21</maven.compiler.release>"
+        "</properties></profile></profiles>"
+    )
+    files = {
+        "pom.xml": pom(
+            build(plugin("maven-compiler-plugin", "<release>${jdk}</release>")) + profiles, "<jdk>8</jdk>"
+        ),
+    }
+    assert read_requirement(project(tmp_path / "a", files)).level == 8
+    files[".mvn/maven.config"] = "-Djdk=11\n"
+    assert read_requirement(project(tmp_path / "b", files)).level == 11
+    files[".mvn/maven.config"] = "-D jdk=11 -P modern"
+    requirement = read_requirement(project(tmp_path / "c", files))
+    assert requirement.level == 21
+    assert choose_for(requirement, jdks(8, 11, 17, 21)).version == 21
+    with pytest.raises(UnsupportedEnvironment, match=r"profile modern: maven\.compiler\.release 21"):
+        choose_for(requirement, jdks(8, 11, 17))
+
+
+def test_enforcer_property_and_toolchains(tmp_path: Path) -> None:
+    enforcer = plugin(
+        "maven-enforcer-plugin",
+        "<rules><requireJavaVersion><version>${java.min}</version></requireJavaVersion></rules>",
+    )
+    files = {"pom.xml": pom(build(enforcer), "<java.min>11</java.min>")}
+    # a bare version is a minimum: 8 is out, 17 is in
+    assert choose_for(read_requirement(project(tmp_path / "a", files)), jdks(8, 17)).version == 17
+    toolchains = plugin(
+        "maven-toolchains-plugin",
+        "<toolchains><jdk><version>[11,12)</version></jdk></toolchains>",
+        execution=True,
+    )
+    files = {"pom.xml": pom(build(toolchains))}
+    assert choose_for(read_requirement(project(tmp_path / "b", files)), jdks(8, 11, 17)).version == 11
+    compiler = plugin("maven-compiler-plugin", "<jdkToolchain><version>[17,)</version></jdkToolchain>")
+    files = {"pom.xml": pom(build(compiler))}
+    with pytest.raises(UnsupportedEnvironment, match="jdkToolchain version"):
+        choose_for(read_requirement(project(tmp_path / "c", files)), jdks(8, 11))
+
+
+def test_jdk_activated_profiles_apply_to_their_jdks(tmp_path: Path) -> None:
+    """jsoup: compiler setup only in profiles, 1.8 on JDK 8 and a multi-release build on 11+."""
+    profiles = (
+        "<profiles>"
+        "<profile><id>java-8</id><activation><jdk>1.8</jdk></activation>"
+        + build(plugin("maven-compiler-plugin", "<source>1.8</source><target>1.8</target>"))
+        + "</profile><profile><id>mr</id><activation><jdk>[11,2000)</jdk></activation>"
+        + build(plugin("maven-compiler-plugin", "<release>11</release>", execution=True))
+        + "</profile></profiles>"
+    )
+    requirement = read_requirement(project(tmp_path, {"pom.xml": pom(profiles)}))
+    assert requirement.level == 11
+    assert choose_for(requirement, jdks(8, 11, 17)).version == 11
+    assert choose_for(requirement, jdks(8, 17, 25)).version == 17
+    # on JDK 8 only the java-8 profile is active, and it asks for 1.8: a JDK 8 alone still builds it
+    assert choose_for(requirement, jdks(8)).version == 8
+
+
+def test_override_wins_over_the_requirement(tmp_path: Path) -> None:
+    requirement = read_requirement(project(tmp_path, GSON))
+    assert choose_for(requirement, jdks(8, 17), override=8).version == 8
+    assert choose_java_version((8, 17), requirement, "8") == 8

@@ -249,12 +249,16 @@ def test_artifacts_the_repositories_do_not_have_are_told_from_transfer_failures(
         "Could not find artifact org.apache.commons:commons-statistics-descriptive:jar:1.2-SNAPSHOT in "
         "central (https://repo.maven.apache.org/maven2) -> [Help 1]"
     )
-    assert mavenlog.absent_artifacts(f"{cached}\n{missing}\n{cached}") == [
+    assert mavenlog.unpublished_coordinates(f"{cached}\n{missing}\n{cached}") == [
         "org.apache.commons:commons-statistics-bom:pom:1.3",
         "org.apache.commons:commons-statistics-descriptive:jar:1.2-SNAPSHOT",
     ]
     transfer = "[ERROR] Could not transfer artifact org.apache:commons-parent:pom:70 from/to central: Connection reset"
-    assert mavenlog.absent_artifacts(transfer) == []
+    assert mavenlog.unpublished_coordinates(transfer) == []
+    classified = (
+        "[ERROR] Could not find artifact org.x:core:jar:tests:1.2-SNAPSHOT in central (https://repo/)"
+    )
+    assert mavenlog.unpublished_coordinates(classified) == ["org.x:core:jar:tests:1.2-SNAPSHOT"]
 
 
 def test_the_maven_a_plugin_requires_is_read_from_the_log() -> None:

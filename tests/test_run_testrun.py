@@ -16,6 +16,8 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven.jacoco import EXEC_FILE
 from pytest_tebench.run.maven.jacoco import XML_FILE
+from pytest_tebench.run.maven.selection import concrete_classes
+from pytest_tebench.run.maven.selection import index_test_classes
 from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
@@ -287,3 +289,22 @@ def test_a_reactor_is_read_in_every_module_and_says_why_a_test_did_not_run(
     assert dict(test_step.env)["JAVA_TOOL_OPTIONS"].endswith("includes=q.*")
     classfiles = [report.argv[i + 1] for i, arg in enumerate(report.argv) if arg == "--classfiles"]
     assert [c.split("/", 1)[1] for c in classfiles] == ["core/target/classes", "app/target/classes"]
+
+
+def test_abstract_test_methods_run_through_top_level_subclasses_only(tmp_path: Path) -> None:
+    """commons-collections: a nested class of the abstract test extends it but cannot be built
+    by JUnit alone; Surefire never runs nested classes by default, so neither does the expansion."""
+    tests = tmp_path / "src" / "test" / "java" / "p"
+    tests.mkdir(parents=True)
+    (tests / "AbstractListTest.java").write_text(
+        "package p;\npublic abstract class AbstractListTest<E> {\n"
+        "  public class BulkTestSubList<E> extends AbstractListTest<E> {\n"
+        "    public BulkTestSubList(AbstractListTest<E> outer) { }\n  }\n}\n",
+        encoding="utf-8",
+    )
+    (tests / "TreeListTest.java").write_text(
+        "package p;\npublic class TreeListTest<E> extends AbstractListTest<E> { }\n", encoding="utf-8"
+    )
+    index = index_test_classes(tmp_path)
+    assert "p.AbstractListTest$BulkTestSubList" in index
+    assert concrete_classes("p.AbstractListTest", index) == ["p.TreeListTest"]

@@ -15,6 +15,7 @@ from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import summary
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.instance.datasets import RawRecord
 
 from conftest import History
@@ -106,7 +107,7 @@ def test_the_suite_is_the_one_that_ships_the_python() -> None:
     ],
 )
 def test_unsupported_environments_are_decided_from_the_spec(spec: dict[str, Any] | None, reason: str) -> None:
-    with pytest.raises(environment.UnsupportedEnvironment, match=reason) as raised:
+    with pytest.raises(UnsupportedEnvironment, match=reason) as raised:
         _plan(spec)
     assert raised.value.status == "unsupported_environment"
 
@@ -461,7 +462,7 @@ def test_an_instance_whose_tests_need_the_internet_is_unsupported_unless_the_run
     [instance] = SwebenchAdapter().load_instances([RawRecord(row, "rows.jsonl:1")])
     repos = RepositoryStore(tmp_path / "cache", local_dirs=(tmp_path / "repos",), allow_network=False)
     context = EvalContext(cache_dir=tmp_path / "cache", work_dir=tmp_path / "work", repos=repos)
-    with pytest.raises(environment.UnsupportedEnvironment, match=r"httpbin\.org"):
+    with pytest.raises(UnsupportedEnvironment, match=r"httpbin\.org"):
         SwebenchAdapter().prepare(instance, context)
     with pytest.raises(RuntimeError, match="planning the environment"):
         SwebenchAdapter(network=True).prepare(instance, context)

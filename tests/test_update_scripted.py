@@ -71,12 +71,23 @@ class ScriptedMaven:
                 return done(1, "[ERROR] Non-resolvable import POM: org.apache.commons:commons-statistics-bom:pom:1.3 "
                                "was not found in https://repo.maven.apache.org/maven2 during a previous attempt. @ line 176\n")
             return done(1, BANNER + MISSING)
+        if os.environ.get("SCRIPTED_MAVEN") == "unpublished":
+            if step.network:
+                return done(1, "[ERROR] Non-resolvable parent POM for p:calc:1: The following artifacts could not be "
+                               "resolved: org.x:parent:pom:2-SNAPSHOT (absent): Could not find artifact "
+                               "org.x:parent:pom:2-SNAPSHOT in central (https://repo.maven.apache.org/maven2)\n")
+            return done(1, BANNER + MISSING)
         if os.environ.get("SCRIPTED_MAVEN") == "broken":
             if step.network:
                 return done(1, "[INFO] Downloading from central\n[ERROR] Could not transfer artifact "
                                "org.apache:commons-parent:pom:70 from/to central: Connection reset\n")
             return done(1, BANNER + MISSING)
         if step.name == "test-compile":
+            return done(0, BANNER)
+        if step.name == "effective-pom":
+            output = workspace / next(a for a in step.argv if a.startswith("-Doutput="))[len("-Doutput="):]
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text("<project><artifactId>calc</artifactId></project>")
             return done(0, BANNER)
         selector = next(a for a in step.argv if a.startswith("-Dtest="))[len("-Dtest="):]
         reports = workspace / "target" / "surefire-reports"
@@ -288,6 +299,22 @@ def test_a_build_needing_artifacts_no_repository_has_is_named_unbuildable(
     record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
     assert record["status"] == "unsupported_environment"
     assert record["error"] == (
-        "unbuildable here: the build needs org.apache.commons:commons-statistics-bom:pom:1.3, "
-        "which the Maven repositories do not have"
+        "unbuildable here: the build needs artifacts published in no repository reachable from here: "
+        "org.apache.commons:commons-statistics-bom:pom:1.3"
     )
+
+
+def test_an_artifact_published_nowhere_makes_the_instance_unsupported(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "unpublished")
+    result, report = _run(pytester, bench)
+    # a fact about the instances' environment: skipped, never a score and never a harness error
+    result.assert_outcomes(skipped=2)
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "unsupported_environment"
+    assert record["error"] == (
+        "unbuildable here: the build needs artifacts published in no repository reachable from here: "
+        "org.x:parent:pom:2-SNAPSHOT"
+    )
+    assert report["summary"]["m"]["counts"]["unsupported"] == 2

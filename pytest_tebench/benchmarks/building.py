@@ -4,7 +4,7 @@
 (RealCodeJava instances from one commit) both check commits out of a local clone or bare mirror
 into workspaces and build them with Maven, offline after a warm-up. The repository and toolchain
 part of their configurations (:class:`BuildEnvironment`), the build settings of one checkout
-(:meth:`BuildEnvironment.run_settings`: the JDK for the POM's language level, the Maven it needs)
+(:meth:`BuildEnvironment.run_settings`: the JDK the build's requirement allows, the Maven it needs)
 and the command-line set-up of the executor (:func:`open_environment`) live here once.
 """
 
@@ -21,7 +21,8 @@ from typing import Any
 from pytest_tebench.errors import InputError
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven.dist import required_maven_version
-from pytest_tebench.run.maven.jdk import detect_java_level
+from pytest_tebench.run.maven.jdk import JdkRequirement
+from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_WARMUP
@@ -37,8 +38,9 @@ class BuildEnvironment:
     work_dir: Path
     maven_repo: Path
     executor: Callable[[], Executor]
-    #: The JDK feature version for a build's language level (the JDK chooser, with ``--jdk``).
-    java_version: Callable[[int], int]
+    #: The JDK feature version for a build's requirement (the JDK chooser, with ``--jdk``); raises
+    #: :class:`~pytest_tebench.errors.UnsupportedEnvironment` when no JDK here satisfies it.
+    java_version: Callable[[JdkRequirement], int]
     compile_timeout: float = DEFAULT_TIMEOUT_COMPILE
     test_timeout: float = DEFAULT_TIMEOUT_TEST
     warmup_timeout: float = DEFAULT_TIMEOUT_WARMUP
@@ -51,13 +53,14 @@ class BuildEnvironment:
         return self.repo.split("/", 1)[-1]
 
     def run_settings(self, tree: Path, **overrides: Any) -> RunSettings:
-        """How to build the checkout at ``tree``: its root POM decides the JDK and the Maven."""
+        """How to build the checkout at ``tree``: its build (POMs, ``.mvn/``) decides the JDK, its
+        root POM the Maven."""
         pom = tree / "pom.xml"
         if not pom.is_file():
             raise InputError(f"{self.repo}: the checkout has no pom.xml at its root (Maven builds only)")
         fields: dict[str, Any] = {
             "maven_repo": self.maven_repo,
-            "java_version": self.java_version(detect_java_level(pom)),
+            "java_version": self.java_version(read_requirement(tree)),
             "maven_version": self.maven_version or required_maven_version(pom),
             "maven_dist": self.maven_dist,
             "compile_timeout": self.compile_timeout,
@@ -92,7 +95,9 @@ def open_environment(args: argparse.Namespace, *, what: str) -> Iterator[dict[st
             "work_dir": cache / "build-workspaces",
             "maven_repo": maven.maven_repo,
             "executor": lambda: executor,
-            "java_version": lambda level: choose_java_version(executor.java_versions(), level, maven.jdk),
+            "java_version": lambda requirement: choose_java_version(
+                executor.java_versions(), requirement, maven.jdk
+            ),
             "compile_timeout": maven.timeout_compile,
             "test_timeout": maven.timeout_test,
             "warmup_timeout": maven.timeout_warmup,

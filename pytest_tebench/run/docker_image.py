@@ -8,7 +8,7 @@ built ``FROM`` anything. Instead the recipe bootstraps a minimal Debian root fil
 The image is named ``pytest-tebench/java:<hash>`` where the hash covers everything that shapes
 it (suite, mirror, package list, the setup script, the image configuration and
 :data:`RECIPE_VERSION`), so :func:`ensure_image` rebuilds exactly when the recipe changes. The
-suite is Debian unstable, the only one that still carries JDK 8, 11 and 17 side by side, so two
+suite is Debian unstable, the only one that still carries JDK 8, 11, 17 and 21 side by side, so two
 builds of the same recipe may differ in package versions; ``/etc/tebench-image`` inside the
 image records what was installed.
 
@@ -75,12 +75,15 @@ class Recipe:
         "openjdk-8-jdk-headless",
         "openjdk-11-jdk-headless",
         "openjdk-17-jdk-headless",
+        "openjdk-21-jdk-headless",
         "maven",
         "git",
         "ca-certificates",
     )
     #: JDK feature versions; each is linked at ``/opt/java/<v>`` and exported as ``JAVA<v>_HOME``.
-    jdks: tuple[int, ...] = (8, 11, 17)
+    #: 21 for builds that ask for more than 17 (google/gson enforces ``[17,22)`` and builds on 21);
+    #: sid's 25 is left out: JaCoCo 0.8.12 reads class files up to 22 (``jdk.JACOCO_MAX_FEATURE``).
+    jdks: tuple[int, ...] = (8, 11, 17, 21)
     default_jdk: int = 8
     #: The unprivileged user every step runs as (unless the host user is someone else).
     uid: int = 1000

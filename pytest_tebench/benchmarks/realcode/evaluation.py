@@ -43,7 +43,7 @@ from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.dist import required_maven_version
 from pytest_tebench.run.maven.jdk import choose_java_version
-from pytest_tebench.run.maven.jdk import detect_java_level
+from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.settings import MavenSettings
 from pytest_tebench.run.maven.surefire import NOT_RUN
@@ -115,7 +115,8 @@ class RealcodeRunner:
             raise InvalidInstance(
                 "the repository has no pom.xml at its root (only Maven projects are supported)"
             )
-        java = choose_java_version(self._executor().java_versions(), detect_java_level(pom), self.maven.jdk)
+        requirement = read_requirement(workspace)
+        java = choose_java_version(self._executor().java_versions(), requirement, self.maven.jdk)
         return RunSettings(
             maven_repo=self.maven.maven_repo,
             java_version=java,

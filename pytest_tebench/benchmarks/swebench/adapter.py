@@ -41,6 +41,7 @@ from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.benchmarks.swebench.settings import DEFAULT_TIMEOUT
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.integrity import evidence
@@ -208,7 +209,7 @@ class SwebenchAdapter:
         spec = official.specs(payload.repo, payload.version)
         decision = self._decide(payload)
         if decision.where == "unsupported":
-            raise environment.UnsupportedEnvironment(str(decision.reason))
+            raise UnsupportedEnvironment(str(decision.reason))
         if decision.where == "official":
             return self._prepare_official(payload, spec or {}, decision.reason, context, started)
         source = context.repos.locate(payload.repo, [payload.base_commit, payload.environment_setup_commit])
@@ -217,7 +218,7 @@ class SwebenchAdapter:
             files = official.test_directives(payload.repo, payload.test_patch)
             need = network.internet_need(source, payload.base_commit, payload.test_patch, files, payload.repo)
             if need is not None:
-                raise environment.UnsupportedEnvironment(
+                raise UnsupportedEnvironment(
                     f"{need}; this sandbox has no network (--tebench-swebench-network lets them use it)"
                 )
         plan = environment.plan_environment(
@@ -301,9 +302,7 @@ class SwebenchAdapter:
             missing = f"the official image {image} cannot be had: {exc}"
         if missing is not None:
             # first why it is not built here (the more useful half), then why no image either
-            raise environment.UnsupportedEnvironment(
-                missing if reason is None else f"{reason}; and {missing}"
-            )
+            raise UnsupportedEnvironment(missing if reason is None else f"{reason}; and {missing}")
         return OfficialPrepared(
             image, {"environment": time.perf_counter() - started}, reason, str(spec.get("python", ""))
         )

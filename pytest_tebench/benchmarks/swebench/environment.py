@@ -51,6 +51,7 @@ from pytest_tebench.benchmarks.swebench import conda_env
 from pytest_tebench.benchmarks.swebench import pypi_dates
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.locking import file_lock
 from pytest_tebench.locking import lock_name
 from pytest_tebench.run import docker_image
@@ -94,12 +95,6 @@ PYPI_DATES_SCRIPT = "/opt/swebench/pypi_dates.py"
 _PYPI_DATES_SOURCE = Path(pypi_dates.__file__).read_text(encoding="utf-8")
 
 Progress = Callable[[str], None]
-
-
-class UnsupportedEnvironment(HarnessError):
-    """The instance's environment cannot be had here (no such Python in Debian, system packages)."""
-
-    status = "unsupported_environment"
 
 
 # The suite base's setup script, run as root in the debootstrapped rootfs by docker_image.

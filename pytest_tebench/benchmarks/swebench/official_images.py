@@ -38,6 +38,7 @@ from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.integrity import evidence
 from pytest_tebench.run import docker_image
 from pytest_tebench.run.docker import CONTAINER_TOOLS
@@ -104,7 +105,7 @@ def _test_spec(instance: SwebenchInstance) -> Any:
     mods = official.modules()
     specs = official.specs(instance.repo, instance.version)
     if specs is None:
-        raise environment.UnsupportedEnvironment(
+        raise UnsupportedEnvironment(
             f"SWE-bench has no specification for {instance.repo} version {instance.version}"
         )
     row = {"repo": instance.repo, "version": instance.version, "test_patch": instance.test_patch}

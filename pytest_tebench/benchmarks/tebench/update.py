@@ -35,6 +35,7 @@ from pytest_tebench.benchmarks.tebench.update_metrics import coverage_overlap
 from pytest_tebench.benchmarks.tebench.update_metrics import executability
 from pytest_tebench.benchmarks.tebench.update_metrics import token_jaccard
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.jsonfiles import read_versioned_json
 from pytest_tebench.jsonfiles import write_json
@@ -45,8 +46,9 @@ from pytest_tebench.run.maven.dist import MAVEN_39
 from pytest_tebench.run.maven.dist import required_maven_version
 from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.run.maven.jacoco import LineCoverage
+from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import choose_java_version
-from pytest_tebench.run.maven.jdk import detect_java_level
+from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
@@ -73,13 +75,6 @@ class InvalidInstance(HarnessError):
     """Gold fails its own selected tests on V0: the instance cannot judge anyone."""
 
     status = "invalid_instance"
-
-
-class Unbuildable(HarnessError):
-    """The build needs artifacts the Maven repositories do not have (a snapshot or an unreleased
-    version): no run here can build it, so it is neither scored nor retried as a passing fault."""
-
-    status = "unsupported_environment"
 
 
 class UpdateTimeout(Exception):
@@ -153,8 +148,7 @@ class UpdateEvaluator:
         return self.context.executor()
 
     def _run_settings(self, workspace: Workspace) -> RunSettings:
-        level = detect_java_level(workspace.path / "pom.xml")
-        java = self._java_version(level)
+        java = self._java_version(read_requirement(workspace.path))
         return RunSettings(
             maven_repo=self.maven_repo,
             java_version=java,
@@ -166,8 +160,8 @@ class UpdateEvaluator:
             warmup_timeout=self.settings.timeout_warmup,
         )
 
-    def _java_version(self, level: int) -> int:
-        return choose_java_version(self._executor().java_versions(), level, self.settings.jdk)
+    def _java_version(self, requirement: JdkRequirement) -> int:
+        return choose_java_version(self._executor().java_versions(), requirement, self.settings.jdk)
 
     def _run(
         self,
@@ -209,13 +203,11 @@ class UpdateEvaluator:
                 trusted=None if trusted is None else lambda: _checked_out(workspace, trusted),
             )
         if warmed.warmup is not None and not warmed.warmup.ok:
-            absent = sorted(
-                {a for step in warmed.warmup.steps for a in mavenlog.absent_artifacts(step.output)}
-            )
-            if absent:
-                raise Unbuildable(
-                    f"unbuildable here: the build needs {', '.join(absent)}, which the Maven repositories "
-                    "do not have",
+            if warmed.warmup.unpublished:
+                # a fact about the instance's environment (docs/building.md), never a model's score
+                raise UnsupportedEnvironment(
+                    "unbuildable here: the build needs artifacts published in no repository reachable "
+                    f"from here: {', '.join(warmed.warmup.unpublished)}",
                     log_tail=warmed.warmup.log_tail,
                     timings=_warmup_timings(warmed),
                 )

@@ -4,33 +4,53 @@ Discovery looks at ``JAVA_HOME``, ``JAVA<N>_HOME`` / ``JAVA_HOME_<N>_X64`` style
 usual install roots (``/usr/lib/jvm/*``, ``/opt/java/*``), reads each home's ``release`` file for
 its feature version and keeps only real JDKs (``bin/javac`` present), one per version.
 
-The build's *language level* comes from ``pom.xml`` (compiler properties and the compiler
-plugin's ``release``/``source``/``target``). :func:`choose_jdk` then takes an exact match, else
-the smallest JDK above the level that still accepts it, preferring JDKs whose class files our
-JaCoCo can read. The reference harness had no per-project choice at all (one global JDK).
+What a build asks of its JDK (language levels, ``.mvn/jvm.config`` flags, enforcer ranges,
+toolchains, JDK-activated profiles, modules) is read by :mod:`~pytest_tebench.run.maven.jdkreq`;
+:func:`choose_for` is the one place that turns it into a JDK: among the JDKs that satisfy every
+constraint, an exact match of the build's level, else the smallest newer one whose class files
+our JaCoCo can read, else the smallest. When none satisfies the build it raises
+:class:`~pytest_tebench.errors.UnsupportedEnvironment` naming what excluded each JDK: the
+instance's environment cannot be had here, which is neither a score nor a harness bug. The
+reference harness had no per-project choice at all (one global JDK).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
+from pytest_tebench.run.maven.jdkreq import DEFAULT_LEVEL
+from pytest_tebench.run.maven.jdkreq import Constraint
+from pytest_tebench.run.maven.jdkreq import JdkRequirement
+from pytest_tebench.run.maven.jdkreq import detect_java_level
+from pytest_tebench.run.maven.jdkreq import read_requirement
+
+__all__ = [
+    "DEFAULT_LEVEL",
+    "JdkChoice",
+    "JdkInstall",
+    "JdkRequirement",
+    "choose_for",
+    "choose_java_version",
+    "choose_jdk",
+    "detect_java_level",
+    "discover_jdks",
+    "read_jdk",
+    "read_requirement",
+]
 
 #: Where package managers and images put JDKs.
 DEFAULT_ROOTS = (Path("/usr/lib/jvm"), Path("/opt/java"))
-#: Language level assumed when a POM says nothing (Maven's modern compiler plugins default to 8).
-DEFAULT_LEVEL = 8
 #: Newest class-file feature version the harness's JaCoCo (0.8.12) instruments and analyses.
 JACOCO_MAX_FEATURE = 22
 
 _ENV_PATTERNS = (re.compile(r"^JAVA(\d+)_HOME$"), re.compile(r"^JAVA_HOME_(\d+)(?:_[A-Z0-9]+)?$"))
-_PROPERTY_REF = re.compile(r"\$\{([^}]+)\}")
 
 
 @dataclass(frozen=True)
@@ -121,132 +141,75 @@ def min_supported_level(jdk_version: int) -> int:
     return 3
 
 
-def _level_value(text: str) -> int | None:
-    text = text.strip()
-    match = re.fullmatch(r"(?:1\.)?(\d+)", text)
-    if match is None:
-        return None
-    return int(match.group(1))
-
-
-def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
-
-
-def _children(element: ET.Element, name: str) -> list[ET.Element]:
-    return [child for child in element if _local(child.tag) == name]
-
-
-def _child(element: ET.Element, name: str) -> ET.Element | None:
-    found = _children(element, name)
-    return found[0] if found else None
-
-
-def _resolve(text: str, properties: Mapping[str, str], depth: int = 0) -> str:
-    if depth > 10:
-        return text
-    resolved = _PROPERTY_REF.sub(lambda m: properties.get(m.group(1), m.group(0)), text)
-    return resolved if resolved == text else _resolve(resolved, properties, depth + 1)
-
-
-def _properties(scope: ET.Element) -> dict[str, str]:
-    props = _child(scope, "properties")
-    if props is None:
-        return {}
-    return {_local(p.tag): (p.text or "").strip() for p in props}
-
-
-def _compiler_values(scope: ET.Element) -> list[str]:
-    """Raw ``release``/``source``/``target`` texts of compiler plugins in ``scope``'s build."""
-    values: list[str] = []
-    build = _child(scope, "build")
-    if build is None:
-        return values
-    containers = [build]
-    management = _child(build, "pluginManagement")
-    if management is not None:
-        containers.append(management)
-    for container in containers:
-        plugins = _child(container, "plugins")
-        for plugin in _children(plugins, "plugin") if plugins is not None else []:
-            artifact = _child(plugin, "artifactId")
-            if artifact is None or (artifact.text or "").strip() != "maven-compiler-plugin":
-                continue
-            configs = [_child(plugin, "configuration")]
-            executions = _child(plugin, "executions")
-            for execution in _children(executions, "execution") if executions is not None else []:
-                configs.append(_child(execution, "configuration"))
-            for config in configs:
-                for name in ("release", "source", "target"):
-                    node = _child(config, name) if config is not None else None
-                    if node is not None and node.text:
-                        values.append(node.text)
-    return values
-
-
-def _scope_levels(scope: ET.Element, properties: Mapping[str, str]) -> list[int]:
-    texts = [
-        properties[name]
-        for name in ("maven.compiler.release", "maven.compiler.source", "maven.compiler.target")
-        if name in _properties(scope)
-    ]
-    texts += _compiler_values(scope)
-    levels = [_level_value(_resolve(text, properties)) for text in texts]
-    return [level for level in levels if level is not None]
-
-
-def detect_java_level(pom: Path) -> int:
-    """The Java language level a single-module ``pom.xml`` builds for.
-
-    Takes the highest level named outside profiles; when nothing is named there (jsoup keeps its
-    compiler setup in JDK-activated profiles), the highest level named in any profile, so a
-    multi-release build gets a JDK that can compile all of it. Defaults to :data:`DEFAULT_LEVEL`.
-    Inherited parent settings are not seen; commons-* repositories restate theirs locally.
-    """
-    try:
-        root = ET.parse(pom).getroot()
-    except (OSError, ET.ParseError) as exc:
-        raise HarnessError(f"cannot read {pom}: {exc}") from exc
-    properties = _properties(root)
-    levels = _scope_levels(root, properties)
-    if not levels:
-        profiles = _child(root, "profiles")
-        for profile in _children(profiles, "profile") if profiles is not None else []:
-            merged = {**properties, **_properties(profile)}
-            levels += _scope_levels(profile, merged)
-    return max(levels) if levels else DEFAULT_LEVEL
-
-
-def _supports(jdk: int, level: int) -> bool:
+def accepts_level(jdk: int, level: int) -> bool:
+    """Whether javac of ``jdk`` compiles for ``level``."""
     return min_supported_level(jdk) <= level <= jdk
+
+
+def _rejection(version: int, constraint: Constraint) -> bool:
+    if not constraint.applies_to(version):
+        return False
+    if constraint.level is not None:
+        return not accepts_level(version, constraint.level)
+    return not any(version in allowed for allowed in constraint.allowed)
+
+
+def why_not(version: int, requirement: JdkRequirement) -> str:
+    """The first constraint that rules JDK ``version`` out ("" when it satisfies the build)."""
+    return next((c.reason for c in requirement.constraints if _rejection(version, c)), "")
+
+
+def choose_for(
+    requirement: JdkRequirement | int,
+    available: Mapping[int, JdkInstall],
+    override: int | str | Path | None = None,
+) -> JdkChoice:
+    """Pick the JDK for a build that asks ``requirement`` (a bare int: just a language level).
+
+    ``override`` (``--tebench-jdk``: a feature version or a JDK home) always wins when it exists.
+    Otherwise, among the JDKs satisfying every constraint: an exact match of the build's level;
+    else the smallest newer one whose class files JaCoCo reads (``<= JACOCO_MAX_FEATURE``); else
+    the smallest newer one; else the smallest (a level only a JDK-activated profile names).
+    Raises :class:`UnsupportedEnvironment` when no JDK satisfies the build.
+    """
+    if isinstance(requirement, int):
+        requirement = JdkRequirement.at_level(requirement)
+    level = requirement.level
+    if override is not None and override != "":
+        return _choose_override(level, available, override)
+    fitting = sorted(v for v in available if not why_not(v, requirement))
+    newer = [v for v in fitting if v >= level]
+    readable = [v for v in newer if v <= JACOCO_MAX_FEATURE]
+    if level in fitting:
+        version, reason = level, "exact match for the build's level"
+    elif readable:
+        version, reason = readable[0], f"smallest JDK >= {level} that the build accepts"
+    elif newer:
+        version = newer[0]
+        reason = f"only JDKs newer than JaCoCo's limit (Java {JACOCO_MAX_FEATURE}) fit level {level}"
+    elif fitting:
+        version, reason = fitting[0], "the smallest JDK the build accepts"
+    else:
+        raise UnsupportedEnvironment(_unsatisfied(requirement, available))
+    jdk = available[version]
+    return JdkChoice(jdk.version, jdk.home, level, reason)
+
+
+def _unsatisfied(requirement: JdkRequirement, available: Mapping[int, JdkInstall]) -> str:
+    if not available:
+        return "no JDK is installed here"
+    have = ", ".join(str(v) for v in sorted(available))
+    excluded = "; ".join(f"JDK {v}: {why_not(v, requirement)}" for v in sorted(available))
+    if all(c.level is not None and not c.when for c in requirement.constraints):
+        return f"no installed JDK can build Java level {requirement.level} (found: {have}); {excluded}"
+    return f"no JDK here satisfies the build (found: {have}); {excluded}"
 
 
 def choose_jdk(
     level: int, available: Mapping[int, JdkInstall], override: int | str | Path | None = None
 ) -> JdkChoice:
-    """Pick the JDK for a build at ``level``.
-
-    ``override`` is a feature version (``17``, ``"17"``) or a JDK home path and always wins when
-    it exists. Otherwise: an exact match; else the smallest JDK above ``level`` that still accepts
-    it and whose class files JaCoCo reads (``<= JACOCO_MAX_FEATURE``); else the smallest accepting
-    JDK at all. Raises :class:`HarnessError` when nothing fits.
-    """
-    if override is not None and override != "":
-        return _choose_override(level, available, override)
-    if level in available:
-        jdk = available[level]
-        return JdkChoice(jdk.version, jdk.home, level, "exact match for the build's level")
-    accepting = sorted(v for v in available if _supports(v, level))
-    readable = [v for v in accepting if v <= JACOCO_MAX_FEATURE]
-    if readable:
-        jdk = available[readable[0]]
-        return JdkChoice(jdk.version, jdk.home, level, f"smallest JDK >= {level} that accepts it")
-    if accepting:
-        jdk = available[accepting[0]]
-        reason = f"only JDKs newer than JaCoCo's limit (Java {JACOCO_MAX_FEATURE}) accept level {level}"
-        return JdkChoice(jdk.version, jdk.home, level, reason)
-    have = ", ".join(str(v) for v in sorted(available)) or "none"
-    raise HarnessError(f"no installed JDK can build Java level {level} (found: {have})")
+    """:func:`choose_for` of a build that asks only for language ``level``."""
+    return choose_for(JdkRequirement.at_level(level), available, override)
 
 
 def _choose_override(
@@ -266,11 +229,14 @@ def _choose_override(
     return JdkChoice(found.version, found.home, level, "requested explicitly (path)")
 
 
-def choose_java_version(available: Iterable[int], level: int, override: str | None) -> int:
-    """The JDK feature version a build at ``level`` runs with, among an executor's ``available``
-    ones (``Executor.java_versions()``); ``override`` is ``--tebench-jdk`` (a version or a home)."""
+def choose_java_version(
+    available: Iterable[int], requirement: JdkRequirement | int, override: str | None
+) -> int:
+    """The JDK feature version a build runs with, among an executor's ``available`` ones
+    (``Executor.java_versions()``); ``requirement`` is :func:`read_requirement` of the project
+    (or a bare language level), ``override`` is ``--tebench-jdk`` (a version or a home)."""
     installs = {v: JdkInstall(v, Path(f"/jdk/{v}"), str(v)) for v in available}
     if override and not override.isdigit():
         found = read_jdk(Path(override))
-        return found.version if found is not None else choose_jdk(level, installs).version
-    return choose_jdk(level, installs, int(override) if override else None).version
+        return found.version if found is not None else choose_for(requirement, installs).version
+    return choose_for(requirement, installs, int(override) if override else None).version

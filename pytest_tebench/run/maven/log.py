@@ -84,13 +84,6 @@ _MISSING_OFFLINE = (
     "Could not transfer artifact",
     "No plugin found for prefix",
 )
-#: An artifact the remote repositories answered "not there" for (not a transfer failure, which may
-#: pass): ``Could not find artifact g:a:jar:v in central (https://...)``, ``Failure to find
-#: g:a:pom:v in https://...``, ``g:a:pom:v was not found in https://... during a previous attempt``.
-_ABSENT_ARTIFACT = re.compile(
-    r"(?:Could not find artifact|Failure to find) (?P<found>[\w.\-]+(?::[\w.\-]+){2,4}) in "
-    r"|(?P<cached>[\w.\-]+(?::[\w.\-]+){2,4}) was not found in "
-)
 #: Lines of a failed step's log kept in an error record: enough for the failing goal and its cause.
 LOG_TAIL_LINES = 60
 _CRASH = (
@@ -205,16 +198,46 @@ def required_maven(output: str) -> str:
     return match.group("version") if match else ""
 
 
-def absent_artifacts(output: str) -> list[str]:
-    """Artifacts an online step needed and the remote repositories do not have (sorted, unique):
-    a build that needs them cannot be made here, however often it is tried."""
-    found = {
-        match.group("found") or match.group("cached")
-        for line in clean_log(output).splitlines()
-        if line.startswith(("[ERROR]", "[FATAL]", "[WARNING]"))
-        for match in _ABSENT_ARTIFACT.finditer(line)
-    }
-    return sorted(found)
+#: ``group:artifact[:type[:classifier]]:version`` as Maven prints it.
+_COORDS = r"(?P<coords>[\w.\-]+:[\w.\-]+(?::[\w.\-]+){1,4})"
+#: An offline build that lacks an artifact names it in one of these ways (Maven 3.8 and 3.9).
+_ABSENT_OFFLINE = (
+    re.compile(r"the artifact " + _COORDS + r" has not been downloaded from it before"),
+    re.compile(_COORDS + r" \(absent\)"),
+)
+#: An online build asked the repositories for an artifact none of them has (a ``-SNAPSHOT``
+#: parent or BOM, an unpublished plugin), or one only a repository unreachable from here has.
+_UNPUBLISHED = (
+    re.compile(r"Could not find artifact " + _COORDS),
+    re.compile(r"Failure to find " + _COORDS),
+    re.compile(_COORDS + r" was not found in "),
+    re.compile(
+        r"Could not transfer artifact " + _COORDS + r" from/to .*(?:Unknown host|Name or service not known|"
+        r"status code: 40[13]|Unauthorized|Forbidden|authentication failed)"
+    ),
+)
+
+
+def _coordinates(output: str, patterns: tuple[re.Pattern[str], ...]) -> list[str]:
+    found: dict[str, None] = {}
+    for line in clean_log(output).splitlines():
+        if line.startswith(("[ERROR]", "[FATAL]", "[WARNING]")):
+            for pattern in patterns:
+                for match in pattern.finditer(line):
+                    found.setdefault(match.group("coords").rstrip("."), None)
+    return list(found)
+
+
+def missing_coordinates(output: str) -> list[str]:
+    """Coordinates an offline step names as missing from the repository (first seen first)."""
+    return _coordinates(output, _ABSENT_OFFLINE)
+
+
+def unpublished_coordinates(output: str) -> list[str]:
+    """Coordinates an online step needed that no repository reachable from here has (first seen
+    first): a build that needs them cannot be made here, however often it is tried. A transfer
+    that broke (a connection reset) names none: it may pass on a retry."""
+    return _coordinates(output, _UNPUBLISHED)
 
 
 def maven_version(output: str) -> str:

@@ -75,6 +75,7 @@ TEST_FLAGS: tuple[str, ...] = (
 )
 #: Pinned so warm-up does not depend on plugin-prefix metadata.
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+HELP_PLUGIN = "org.apache.maven.plugins:maven-help-plugin:3.5.1"
 #: Warm-up selector: every test class, a method none has. Surefire must find some class to go
 #: on to resolve its provider (``surefire-junit-platform`` + launcher, ``surefire-junit4``...),
 #: which a selector matching no class skips (observed: offline runs then fail); with this one
@@ -162,9 +163,15 @@ def selection_step(
 
 
 def resolve_artifact_step(
-    artifact: str, *, java_version: int, timeout: float, maven: tuple[tuple[str, str], ...] = ()
+    artifact: str,
+    *,
+    java_version: int,
+    timeout: float,
+    maven: tuple[tuple[str, str], ...] = (),
+    transitive: bool = False,
 ) -> BuildStep:
-    """Online ``dependency:get`` of one artifact (the JaCoCo agent or CLI) into the repository."""
+    """Online ``dependency:get`` of one artifact (the JaCoCo agent or CLI; with ``transitive``, a
+    Surefire provider and its own dependency tree) into the repository."""
     argv = (
         mvn_program(maven),
         "-B",
@@ -172,14 +179,57 @@ def resolve_artifact_step(
         f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}",
         f"{DEPENDENCY_PLUGIN}:get",
         f"-Dartifact={artifact}",
-        "-Dtransitive=false",
+        f"-Dtransitive={str(transitive).lower()}",
     )
-    short = "agent" if artifact == AGENT_ARTIFACT else "cli" if artifact == CLI_ARTIFACT else "artifact"
+    short = "agent" if artifact == AGENT_ARTIFACT else "cli" if artifact == CLI_ARTIFACT else ""
     return BuildStep(
-        name=f"resolve-jacoco-{short}",
+        name=f"resolve-jacoco-{short}" if short else "resolve-provider",
         argv=argv,
         timeout=timeout,
         java_version=java_version,
         network=True,
         tools=maven,
+    )
+
+
+def effective_pom_step(
+    output: str,
+    *,
+    java_version: int,
+    timeout: float,
+    offline: bool = True,
+    maven: tuple[tuple[str, str], ...] = (),
+    extra_args: Sequence[str] = (),
+) -> BuildStep:
+    """``help:effective-pom`` of the whole reactor into ``output`` (relative to the workspace),
+    with the flags and JDK of evaluation, so the same profiles are active."""
+    argv = (
+        *base_args(offline=offline, maven=maven),
+        *extra_args,
+        f"{HELP_PLUGIN}:effective-pom",
+        f"-Doutput={output}",
+    )
+    return BuildStep(
+        name="effective-pom",
+        argv=argv,
+        timeout=timeout,
+        java_version=java_version,
+        network=not offline,
+        tools=maven,
+    )
+
+
+def resolve_plan_step(
+    pom: str, *, java_version: int, timeout: float, maven: tuple[tuple[str, str], ...] = ()
+) -> BuildStep:
+    """Online ``resolve-plugins`` and ``resolve`` of a resolver POM (``buildplan.resolver_pom``)."""
+    argv = (
+        *base_args(offline=False, maven=maven),
+        "-f",
+        pom,
+        f"{DEPENDENCY_PLUGIN}:resolve-plugins",
+        f"{DEPENDENCY_PLUGIN}:resolve",
+    )
+    return BuildStep(
+        name="resolve-plan", argv=argv, timeout=timeout, java_version=java_version, network=True, tools=maven
     )

@@ -35,6 +35,7 @@ import contextlib
 import json
 import os
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -49,6 +50,7 @@ from pytest_tebench.locking import lock_name
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.maven import buildplan
 from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.jacoco import AGENT_ARTIFACT
 from pytest_tebench.run.maven.jacoco import AGENT_JAR
@@ -57,7 +59,9 @@ from pytest_tebench.run.maven.jacoco import CLI_JAR
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.steps import compile_step
+from pytest_tebench.run.maven.steps import effective_pom_step
 from pytest_tebench.run.maven.steps import resolve_artifact_step
+from pytest_tebench.run.maven.steps import resolve_plan_step
 from pytest_tebench.run.maven.steps import selection_step
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import BUILD_ERROR
@@ -90,6 +94,9 @@ class WarmupResult:
     attempts: int = 0
     #: Wall seconds spent, lock waiting included.
     seconds: float = 0.0
+    #: Coordinates the build needs that no repository reachable from here has (a ``-SNAPSHOT``
+    #: parent or BOM, a private repository's artifact): the instance is unbuildable here.
+    unpublished: tuple[str, ...] = ()
 
     @property
     def log_tail(self) -> str:
@@ -104,6 +111,7 @@ class WarmupResult:
             "attempts": self.attempts,
             "seconds": round(self.seconds, 3),
             "error": self.error or None,
+            "unpublished": list(self.unpublished),
             "steps": [
                 {
                     "name": s.name,
@@ -164,9 +172,22 @@ def _journal(settings: RunSettings, entry: dict[str, Any]) -> None:
         os.close(fd)
 
 
-def _warmed_since(settings: RunSettings, key: str, since: float) -> bool:
+def _warmed_since(settings: RunSettings, key: str, since: float, build: str = "") -> bool:
+    """An ok warm-up of ``key`` (of build ``build`` when given) that ended after ``since``."""
     return any(
-        e.get("project") == key and e.get("ok") and float(e.get("ended", 0)) >= since
+        e.get("project") == key
+        and e.get("ok")
+        and e.get("online", True)
+        and (not build or e.get("build") == build)
+        and float(e.get("ended", 0)) >= since
+        for e in read_journal(settings.maven_repo)
+    )
+
+
+def build_checked(settings: RunSettings, key: str, build: str) -> bool:
+    """Whether build ``build`` of ``key`` was warmed or found complete in the repository before."""
+    return any(
+        e.get("project") == key and e.get("ok") and e.get("build") == build
         for e in read_journal(settings.maven_repo)
     )
 
@@ -206,24 +227,27 @@ def warm_up(
     project: str,
     selection: Iterable[TestId] | None = None,
     since: float | None = None,
+    build: str = "",
 ) -> WarmupResult:
     """Resolve online what an offline build of ``workspace`` (a trusted checkout: its tests run
     with network) needs, under the project's lock. Leaves ``target/`` built; evaluation removes it.
 
     ``since``: the time an offline build failed for a missing artifact; when another worker
-    finished a warm-up of this project after it, nothing is downloaded (``cached``).
+    finished a warm-up of this project (of build digest ``build``, when given) after it, nothing
+    is downloaded (``cached``). ``None`` warms up whatever the journal says.
     """
     started = time.monotonic()
     key = project_key(project, settings)
     chosen = None if selection is None else list(selection)
     with file_lock(_state(settings) / "locks" / f"warmup-{lock_name(key)}.lock"):
-        if since is not None and _warmed_since(settings, key, since):
+        if since is not None and _warmed_since(settings, key, since, build):
             return WarmupResult(key, ok=True, cached=True, seconds=time.monotonic() - started)
         steps: list[StepResult] = []
         error = ""
+        unpublished: tuple[str, ...] = ()
         for attempt in range(1, ATTEMPTS + 1):
             begun = time.time()
-            new_steps, error, transient = _online_build(executor, workspace, settings, chosen)
+            new_steps, error, transient, unpublished = _online_build(executor, workspace, settings, chosen)
             steps.extend(new_steps)
             _journal(
                 settings,
@@ -236,6 +260,8 @@ def warm_up(
                     "error": error or None,
                     "pid": os.getpid(),
                     "java": settings.java_version,
+                    "build": build or None,
+                    "unpublished": list(unpublished) or None,
                 },
             )
             if not error or not transient:
@@ -248,19 +274,26 @@ def warm_up(
             error=error,
             attempts=attempt,
             seconds=time.monotonic() - started,
+            unpublished=unpublished,
         )
 
 
 def _online_build(
     executor: Executor, workspace: Path, settings: RunSettings, selection: list[TestId] | None
-) -> tuple[list[StepResult], str, bool]:
-    """One online attempt: (steps, error or "", whether a failure may go away on a retry)."""
+) -> tuple[list[StepResult], str, bool, tuple[str, ...]]:
+    """One online attempt: (steps, error or "", whether a failure may go away on a retry,
+    coordinates published nowhere reachable)."""
     steps: list[StepResult] = []
     failed = ensure_coverage_jars(executor, workspace, settings)
     if failed is not None:
-        return [failed], f"cannot resolve the JaCoCo jars ({failed.name})", True
+        return [failed], f"cannot resolve the JaCoCo jars ({failed.name})", True, ()
     remove_stale_outputs(workspace, whole_target=settings.clean_target)
     timeout = settings.warmup_timeout
+    planned, plan_steps, plan_error = _resolve_plan(executor, workspace, settings)
+    steps.extend(plan_steps)
+    if plan_error:
+        return steps, *plan_error
+    unused = {(a.group, a.artifact, a.version) for a in planned if a.kind == "unpublished"}
     build = executor.run(
         workspace,
         _online(
@@ -277,12 +310,13 @@ def _online_build(
     steps.append(build)
     if not build.ok:
         if build.timed_out:
-            return steps, f"warm-up test-compile failed: timed out after {build.duration:.0f} s", True
+            return steps, f"warm-up test-compile failed: timed out after {build.duration:.0f} s", True, ()
         verdict = mavenlog.diagnose_build(build.output, build.exit_code)
         if verdict.kind in (mavenlog.COMPILE_ERROR, mavenlog.TEST_COMPILE_ERROR):
-            # Everything compilation needs is resolved; the offline run will tell the code failed.
-            return steps, "", False
-        return steps, f"warm-up test-compile failed: {verdict.summary}", True
+            # Everything compilation needs is resolved, and the plan brought Surefire and its
+            # provider; the offline run will tell that the code failed.
+            return steps, *_verify(settings, planned, unused)
+        return steps, *_unpublished_or(build.output, f"warm-up test-compile failed: {verdict.summary}")
     includes = (settings.coverage_includes or project_includes(workspace)) if settings.coverage else ()
     tested = executor.run(
         workspace,
@@ -302,11 +336,143 @@ def _online_build(
     steps.append(tested)
     if not tested.ok:
         if tested.timed_out:
-            return steps, f"warm-up test step failed: timed out after {tested.duration:.0f} s", True
+            return steps, f"warm-up test step failed: timed out after {tested.duration:.0f} s", True, ()
         verdict = mavenlog.diagnose_test_step(tested.output, tested.exit_code)
         if verdict.kind != mavenlog.TEST_CRASH:
-            return steps, f"warm-up test step failed: {verdict.summary}", True
-    return steps, "", False
+            return steps, *_unpublished_or(tested.output, f"warm-up test step failed: {verdict.summary}")
+    return steps, *_verify(settings, planned, unused)
+
+
+def _unpublished_or(output: str, error: str) -> tuple[str, bool, tuple[str, ...]]:
+    """A failed online step: unbuildable when it names artifacts no repository has (final),
+    else ``error`` (final when a plugin refuses the Maven in use, else it may be retried)."""
+    unpublished = tuple(mavenlog.unpublished_coordinates(output))
+    if unpublished:
+        return (
+            f"the build needs artifacts published nowhere reachable: {', '.join(unpublished)}",
+            False,
+            unpublished,
+        )
+    if mavenlog.required_maven(output):
+        # a plugin refuses this Maven: no retry with it can help (the caller runs again with a
+        # newer Maven: README, --tebench-maven)
+        return error, False, ()
+    return error, True, ()
+
+
+def _verify(
+    settings: RunSettings, planned: list[buildplan.Artifact], unused: set[tuple[str, str, str]]
+) -> tuple[str, bool, tuple[str, ...]]:
+    """Every artifact of the plan is in the repository now (those no repository has, which the
+    build itself did not ask for, excepted)."""
+    missing = [
+        a
+        for a in buildplan.missing_from(settings.maven_repo, planned)
+        if a.kind != "unpublished" and (a.group, a.artifact, a.version) not in unused
+    ]
+    if missing:
+        names = ", ".join(a.coordinates for a in missing)
+        return f"the warm-up did not bring what the build's effective POM names: {names}", True, ()
+    return "", False, ()
+
+
+def _resolve_plan(
+    executor: Executor, workspace: Path, settings: RunSettings
+) -> tuple[list[buildplan.Artifact], list[StepResult], tuple[str, bool, tuple[str, ...]] | None]:
+    """Online: the effective POM (parents, BOMs, the JDK's profiles), then every plugin,
+    dependency and Surefire provider it names that the repository lacks, in one launch.
+
+    Returns (the plan, plus one ``kind="unpublished"`` entry per artifact no repository had;
+    the steps; the attempt's error triple, or ``None`` to go on with the build)."""
+    steps: list[StepResult] = []
+    tools = settings.maven_tools()
+    effective = executor.run(
+        workspace,
+        _online(
+            effective_pom_step(
+                buildplan.EFFECTIVE_POM,
+                java_version=settings.java_version,
+                timeout=settings.warmup_timeout,
+                offline=False,
+                maven=tools,
+                extra_args=settings.extra_args,
+            )
+        ),
+        maven_repo=settings.maven_repo,
+    )
+    steps.append(effective)
+    if not effective.ok:
+        if effective.timed_out:
+            return [], steps, (f"warm-up effective-pom timed out after {effective.duration:.0f} s", True, ())
+        unpublished = tuple(mavenlog.unpublished_coordinates(effective.output))
+        if unpublished:
+            return [], steps, _unpublished_or(effective.output, "")
+        # not the POMs' fault (a broken help plugin?): the build steps still warm what they reach
+        return [], steps, None
+    planned = read_plan(workspace) or []
+    missing = buildplan.missing_from(settings.maven_repo, planned)
+    # Surefire resolves its provider in a tree of its own (launcher 1.9.3 for surefire 3.2.5,
+    # whatever JUnit the project uses), and a plugin's declared dependencies join the plugin's
+    # classpath (gson's proguard-base 7.9.1 brings kotlin-stdlib 2.2.0): each is resolved alone,
+    # never mediated with the project's versions. Their file being there says nothing of their
+    # tree, so they are resolved at every warm-up (which a new build digest or a miss calls for).
+    outputs: list[str] = []
+    for provider in (a for a in planned if a.kind in buildplan.ISOLATED_KINDS):
+        alone = executor.run(
+            workspace,
+            _online(
+                resolve_artifact_step(
+                    provider.request,
+                    java_version=settings.java_version,
+                    timeout=settings.warmup_timeout,
+                    maven=tools,
+                    transitive=True,
+                )
+            ),
+            maven_repo=settings.maven_repo,
+        )
+        steps.append(alone)
+        outputs.append(alone.output)
+    others = [a for a in missing if a.kind not in buildplan.ISOLATED_KINDS]
+    absent = _absent(outputs)
+    if not others:
+        return planned + absent, steps, None
+    resolver = workspace / buildplan.RESOLVER_POM
+    resolver.write_text(buildplan.resolver_pom(others), encoding="utf-8")
+    resolved = executor.run(
+        workspace,
+        _online(
+            resolve_plan_step(
+                buildplan.RESOLVER_POM,
+                java_version=settings.java_version,
+                timeout=settings.warmup_timeout,
+                maven=tools,
+            )
+        ),
+        maven_repo=settings.maven_repo,
+    )
+    steps.append(resolved)
+    return planned + _absent([*outputs, resolved.output]), steps, None
+
+
+def _absent(outputs: Iterable[str]) -> list[buildplan.Artifact]:
+    """What no repository had, as ``kind="unpublished"`` entries: an error only if the build
+    itself asks for it (the effective POM also names plugins ``mvn test`` may not need)."""
+    absent = []
+    for output in outputs:
+        for coordinates in mavenlog.unpublished_coordinates(output):
+            parts = coordinates.split(":")
+            absent.append(buildplan.Artifact(parts[0], parts[1], parts[-1], kind="unpublished"))
+    return absent
+
+
+def read_plan(workspace: Path) -> list[buildplan.Artifact] | None:
+    """The plan of the effective POM a step wrote into ``workspace`` (``None``: absent or unreadable)."""
+    path = workspace / buildplan.EFFECTIVE_POM
+    try:
+        return buildplan.plan(path.read_text(encoding="utf-8"))
+    except (OSError, ET.ParseError):
+        return None
 
 
 def _online(step: BuildStep) -> BuildStep:
@@ -324,12 +490,20 @@ def run_warmed(
     warm_selection: Iterable[TestId] | None = None,
     trusted: Callable[[], AbstractContextManager[None]] | None = None,
 ) -> WarmedRun:
-    """:func:`~pytest_tebench.run.maven.selection.run_inherited` offline; when the repository lacks
-    an artifact, warm the project up (inside ``trusted()``, which puts trusted code in the
-    workspace, e.g. gold instead of a prediction) and run offline again.
+    """:func:`~pytest_tebench.run.maven.selection.run_inherited` offline, on a repository that
+    has what the build needs.
+
+    A commit whose build (:func:`~pytest_tebench.run.maven.buildplan.build_digest`) was never
+    seen is checked first: its effective POM, computed offline, must name nothing the repository
+    lacks; otherwise (or when the effective POM cannot be computed offline) the project is warmed
+    up for it before the offline run. An offline run that still lacks an artifact warms up (once
+    more, unless this call just did) and runs offline again; an artifact still missing then is
+    named in the run's error. Warm-ups run inside ``trusted()``, which puts trusted code in the
+    workspace (e.g. gold instead of a prediction).
 
     A warm-up that fails twice is returned as is (``warmup.ok`` false) with the failed offline
-    run: the caller turns it into a harness error.
+    run: the caller turns it into a harness error, or an unbuildable instance when the warm-up
+    names artifacts published nowhere reachable (``warmup.unpublished``).
     """
     chosen = sorted(set(selection))
     # Fetching the JaCoCo jars is no per-project warm-up: without them no run can report coverage.
@@ -338,30 +512,70 @@ def run_warmed(
         why = "timed out" if failed.timed_out else f"exit code {failed.exit_code}"
         fetch = WarmupResult("jacoco", False, False, (failed,), f"cannot fetch the JaCoCo jars: {why}", 1)
         return WarmedRun(_failed_run(fetch), fetch)
-    begun = time.time()
-    first = run_inherited(executor, workspace, chosen, settings)
-    if not needs_warmup(first):
-        return WarmedRun(first)
-    probe = sum(first.timings.values())
-    since: float | None = begun
-    while True:
+    key = project_key(project, settings)
+    build = buildplan.build_digest(
+        workspace, java=settings.java_version, maven=settings.maven_version, args=settings.extra_args
+    )
+    warm_list = chosen if warm_selection is None else warm_selection
+
+    def warm(since: float | None) -> WarmupResult:
         with trusted() if trusted is not None else _nothing():
-            warmed = warm_up(
-                executor,
-                workspace,
-                settings,
-                project=project,
-                selection=chosen if warm_selection is None else warm_selection,
-                since=since,
+            return warm_up(
+                executor, workspace, settings, project=project, selection=warm_list, since=since, build=build
             )
+
+    warmed: WarmupResult | None = None
+    probe = 0.0
+    if not build_checked(settings, key, build):
+        complete, probe = _complete_offline(executor, workspace, settings)
+        if complete:
+            _journal(
+                settings, {"project": key, "build": build, "ok": True, "online": False, "ended": time.time()}
+            )
+        else:
+            # since 0: a warm-up of this very build by another worker counts, whenever it ran
+            warmed = warm(0.0)
+            if not warmed.ok:
+                return WarmedRun(_failed_run(warmed), warmed, probe)
+    begun = time.time()
+    run = run_inherited(executor, workspace, chosen, settings)
+    if not needs_warmup(run):
+        return WarmedRun(run, warmed, probe)
+    probe += sum(run.timings.values())
+    since: float | None = begun
+    while warmed is None or warmed.cached:
+        first = run
+        warmed = warm(since)
         if not warmed.ok:
             return WarmedRun(first, warmed, probe)
         run = run_inherited(executor, workspace, chosen, settings)
         if not (warmed.cached and needs_warmup(run)):
-            return WarmedRun(run, warmed, probe)
+            break
         # The warm-up another worker finished meanwhile was for another commit of the project
         # (another parent POM, say): this one still lacks something, so it warms up itself.
         since = None
+    if needs_warmup(run):
+        lacking = sorted({c for step in run.steps for c in mavenlog.missing_coordinates(step.output)})
+        names = ", ".join(lacking) or "an artifact the log does not name"
+        run = replace(run, error=f"the offline build still lacks {names} after a warm-up: {run.error}")
+    return WarmedRun(run, warmed, probe)
+
+
+def _complete_offline(executor: Executor, workspace: Path, settings: RunSettings) -> tuple[bool, float]:
+    """Whether the repository holds everything the workspace's effective POM names (computed
+    offline), and the seconds it took. ``False`` when the effective POM cannot be computed."""
+    step = effective_pom_step(
+        buildplan.EFFECTIVE_POM,
+        java_version=settings.java_version,
+        timeout=settings.compile_timeout,
+        maven=settings.maven_tools(),
+        extra_args=settings.extra_args,
+    )
+    result = executor.run(workspace, step, maven_repo=settings.maven_repo)
+    planned = read_plan(workspace) if result.ok else None
+    with contextlib.suppress(OSError):
+        (workspace / buildplan.EFFECTIVE_POM).unlink()
+    return planned is not None and not buildplan.missing_from(settings.maven_repo, planned), result.duration
 
 
 def needs_warmup(run: SelectionRun) -> bool:

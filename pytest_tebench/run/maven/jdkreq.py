@@ -1,0 +1,386 @@
+"""What JDK a Maven build asks for, read from its build files (no Maven run).
+
+Everything a project says about the JDK that runs its build, as :class:`Constraint` values of
+one :class:`JdkRequirement`; :func:`pytest_tebench.run.maven.jdk.choose_for` picks the JDK.
+
+* ``.mvn/jvm.config``: options of the JVM that runs Maven itself. Module-system flags
+  (``--add-exports``, ``--add-opens``...) do not exist before JDK 9: ``java`` 8 stops with
+  ``Unrecognized option`` before Maven starts (google/gson).
+* ``.mvn/maven.config``: ``-Dname=value`` overrides POM properties, ``-Pid`` activates profiles.
+* compiler ``release``/``source``/``target`` and their ``test*`` variants, as
+  ``maven.compiler.*`` properties or compiler-plugin configuration (executions included): a JDK
+  must accept the level (javac 20 dropped 7, 12 dropped 6).
+* enforcer ``requireJavaVersion`` (``[17,22)``), and toolchain versions
+  (``maven-toolchains-plugin``, a plugin's ``jdkToolchain``): the JDK range the project
+  supports. The harness skips the enforcer (``-Denforcer.skip``) and provides no
+  ``toolchains.xml``, so it must honour these ranges itself.
+* profiles: one activated by ``<jdk>`` applies to the JDKs it names (jsoup compiles its
+  multi-release sources only on 11+); one active by default or named with ``-P`` always applies;
+  the others only count for the language level when nothing else names one (jsoup's older POMs).
+* modules (``<modules>``, recursively): a reactor's JDK must build every module.
+
+Inherited settings from a parent outside the repository are not read: commons-* repositories
+restate theirs locally, and the enforcer rules of commons-parent only ask for what they state.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+from pytest_tebench.errors import HarnessError
+
+#: Language level assumed when a POM says nothing (Maven's modern compiler plugins default to 8).
+DEFAULT_LEVEL = 8
+#: Modules deeper than this below the root POM are not read (a guard against odd layouts).
+MAX_MODULE_DEPTH = 4
+#: ``.mvn/jvm.config`` options and the first JDK whose ``java`` launcher knows them.
+JVM_OPTION_SINCE: Mapping[str, int] = {
+    "--add-exports": 9,
+    "--add-opens": 9,
+    "--add-modules": 9,
+    "--add-reads": 9,
+    "--patch-module": 9,
+    "--limit-modules": 9,
+    "--upgrade-module-path": 9,
+    "--illegal-access": 9,
+    "--enable-native-access": 17,
+    "--sun-misc-unsafe-memory-access": 23,
+}
+
+_PROPERTY_REF = re.compile(r"\$\{([^}]+)\}")
+_LEVEL_NAMES = ("release", "source", "target", "testRelease", "testSource", "testTarget")
+_LEVEL_PROPERTIES = tuple(f"maven.compiler.{name}" for name in _LEVEL_NAMES)
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """JDK feature versions between two bounds (``None``: unbounded)."""
+
+    low: int | None = None
+    low_inclusive: bool = True
+    high: int | None = None
+    high_inclusive: bool = False
+
+    def __contains__(self, version: object) -> bool:
+        if not isinstance(version, int):
+            return False
+        if self.low is not None and (version < self.low or (version == self.low and not self.low_inclusive)):
+            return False
+        if self.high is None:
+            return True
+        return version < self.high or (version == self.high and self.high_inclusive)
+
+
+def feature_of(text: str) -> int | None:
+    """Feature version of a version text: ``1.8`` -> 8, ``17`` -> 17, ``11.0.2`` -> 11."""
+    match = re.fullmatch(r"\s*(\d+)(?:\.(\d+))?[\w.\-+]*\s*", text)
+    if match is None:
+        return None
+    major = int(match.group(1))
+    if major == 1 and match.group(2) is not None:
+        return int(match.group(2))
+    return major
+
+
+def parse_range(text: str, *, bare: str = "min") -> tuple[VersionRange, ...] | None:
+    """A Maven version range as JDK feature versions (a union of intervals), ``None`` if unreadable.
+
+    ``[17,22)``, ``(,1.8]``, ``[1.8,),[11,)``; a bare version means "at least" for enforcer rules
+    (``bare="min"``) and "this feature version" for profile activation (``bare="exact"``, where
+    ``!1.8`` means "any other").
+    """
+    text = text.strip()
+    if not text:
+        return None
+    if text[0] not in "[(":
+        negated = text.startswith("!")
+        version = feature_of(text[1:] if negated else text)
+        if version is None:
+            return None
+        if negated:
+            return (VersionRange(high=version), VersionRange(low=version, low_inclusive=False))
+        if bare == "exact":
+            return (VersionRange(low=version, high=version, high_inclusive=True),)
+        return (VersionRange(low=version),)
+    ranges: list[VersionRange] = []
+    for match in re.finditer(r"([\[(])([^\])]*)([\])])", text):
+        opening, body, closing = match.groups()
+        parts = body.split(",")
+        if len(parts) == 1:  # [17] : exactly
+            version = feature_of(parts[0])
+            if version is None:
+                return None
+            ranges.append(VersionRange(low=version, high=version, high_inclusive=True))
+            continue
+        if len(parts) != 2:
+            return None
+        low = feature_of(parts[0]) if parts[0].strip() else None
+        high = feature_of(parts[1]) if parts[1].strip() else None
+        if (parts[0].strip() and low is None) or (parts[1].strip() and high is None):
+            return None
+        ranges.append(VersionRange(low, opening == "[", high, closing == "]"))
+    return tuple(ranges) or None
+
+
+def _level_value(text: str) -> int | None:
+    match = re.fullmatch(r"\s*(?:1\.)?(\d+)\s*", text)
+    return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """One thing the build asks of its JDK, and where it says so.
+
+    Either a language ``level`` the JDK's javac must accept, or ``allowed`` JDK versions. It
+    applies to every JDK, or (``when``, a JDK-activated profile) only to the JDKs it names.
+    """
+
+    reason: str
+    level: int | None = None
+    allowed: tuple[VersionRange, ...] = ()
+    when: tuple[VersionRange, ...] = ()
+
+    def applies_to(self, version: int) -> bool:
+        return not self.when or any(version in r for r in self.when)
+
+
+@dataclass(frozen=True)
+class JdkRequirement:
+    """What a build asks of its JDK: the level it compiles for and every constraint."""
+
+    #: The language level to match exactly when a JDK of it exists: the highest level named
+    #: (JDK-activated profiles included, so multi-release code compiles).
+    level: int = DEFAULT_LEVEL
+    constraints: tuple[Constraint, ...] = field(default=())
+
+    @classmethod
+    def at_level(cls, level: int) -> JdkRequirement:
+        return cls(level, (Constraint(f"language level {level}", level=level),))
+
+
+# -- POM reading ------------------------------------------------------------------------
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _children(element: ET.Element | None, name: str) -> list[ET.Element]:
+    return [] if element is None else [child for child in element if _local(child.tag) == name]
+
+
+def _child(element: ET.Element | None, name: str) -> ET.Element | None:
+    found = _children(element, name)
+    return found[0] if found else None
+
+
+def _text(element: ET.Element | None, name: str) -> str:
+    node = _child(element, name)
+    return (node.text or "").strip() if node is not None else ""
+
+
+def _resolve(text: str, properties: Mapping[str, str], depth: int = 0) -> str:
+    if depth > 10:
+        return text
+    resolved = _PROPERTY_REF.sub(lambda m: properties.get(m.group(1), m.group(0)), text)
+    return resolved if resolved == text else _resolve(resolved, properties, depth + 1)
+
+
+def _properties(scope: ET.Element) -> dict[str, str]:
+    props = _child(scope, "properties")
+    return {} if props is None else {_local(p.tag): (p.text or "").strip() for p in props}
+
+
+def _parse(pom: Path) -> ET.Element:
+    try:
+        return ET.parse(pom).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise HarnessError(f"cannot read {pom}: {exc}") from exc
+
+
+def _plugins(scope: ET.Element, artifact: str) -> Iterator[ET.Element]:
+    """Every configuration of plugin ``artifact`` in ``scope``'s build (plugin and executions,
+    plugin management included)."""
+    build = _child(scope, "build")
+    for container in (build, _child(build, "pluginManagement")):
+        for plugin in _children(_child(container, "plugins"), "plugin"):
+            if _text(plugin, "artifactId") != artifact:
+                continue
+            config = _child(plugin, "configuration")
+            if config is not None:
+                yield config
+            for execution in _children(_child(plugin, "executions"), "execution"):
+                config = _child(execution, "configuration")
+                if config is not None:
+                    yield config
+
+
+def _descendants(element: ET.Element, name: str) -> Iterator[ET.Element]:
+    return (node for node in element.iter() if _local(node.tag) == name)
+
+
+@dataclass
+class _Reader:
+    """Collects constraints from a project's POMs, with the properties of ``.mvn/maven.config``."""
+
+    root: Path
+    overrides: dict[str, str]
+    active_ids: set[str]
+    constraints: list[Constraint] = field(default_factory=list)
+    #: Levels named in profiles that nothing activates: counted only when nothing else names one.
+    fallback_levels: list[tuple[int, str]] = field(default_factory=list)
+
+    def where(self, pom: Path) -> str:
+        return str(pom.relative_to(self.root)) if pom.is_relative_to(self.root) else str(pom)
+
+    def read_pom(self, pom: Path, inherited: Mapping[str, str], depth: int = 0) -> None:
+        element = _parse(pom)
+        properties = {**inherited, **_properties(element), **self.overrides}
+        where = self.where(pom)
+        self.scope(element, properties, where, ())
+        for profile in _children(_child(element, "profiles"), "profile"):
+            self.profile(profile, properties, where)
+        if depth >= MAX_MODULE_DEPTH:
+            return
+        for module in _children(_child(element, "modules"), "module"):
+            name = (module.text or "").strip()
+            path = pom.parent / name
+            path = path if path.suffix == ".xml" else path / "pom.xml"
+            if name and path.is_file():
+                self.read_pom(path, properties, depth + 1)
+
+    def profile(self, profile: ET.Element, properties: Mapping[str, str], where: str) -> None:
+        ident = _text(profile, "id")
+        activation = _child(profile, "activation")
+        merged = {**properties, **_properties(profile), **self.overrides}
+        label = f"{where} profile {ident or '?'}"
+        jdk = _text(activation, "jdk")
+        when = parse_range(jdk, bare="exact") if jdk else None
+        if when is not None:
+            self.scope(profile, merged, f"{label} (on JDK {jdk})", when)
+        elif ident in self.active_ids or _text(activation, "activeByDefault") == "true":
+            self.scope(profile, merged, label, ())
+        else:
+            levels = self.levels(profile, merged)
+            self.fallback_levels += [(level, f"{label}: {why}") for level, why in levels]
+
+    def scope(
+        self, scope: ET.Element, properties: Mapping[str, str], where: str, when: tuple[VersionRange, ...]
+    ) -> None:
+        for level, why in self.levels(scope, properties):
+            self.constraints.append(Constraint(f"{where}: {why}", level=level, when=when))
+        ranges = [
+            (rule, "enforcer requireJavaVersion")
+            for config in _plugins(scope, "maven-enforcer-plugin")
+            for rule in _descendants(config, "requireJavaVersion")
+        ]
+        ranges += [
+            (jdk, "toolchains jdk version")
+            for config in _plugins(scope, "maven-toolchains-plugin")
+            for jdk in _descendants(config, "jdk")
+        ]
+        ranges += [
+            (toolchain, "jdkToolchain version")
+            for plugin in ("maven-compiler-plugin", "maven-surefire-plugin")
+            for config in _plugins(scope, plugin)
+            for toolchain in _children(config, "jdkToolchain")
+        ]
+        for node, what in ranges:
+            self.add_range(_text(node, "version"), properties, f"{where}: {what}", when)
+
+    def add_range(
+        self, text: str, properties: Mapping[str, str], why: str, when: tuple[VersionRange, ...]
+    ) -> None:
+        resolved = _resolve(text, properties)
+        allowed = parse_range(resolved) if resolved and "${" not in resolved else None
+        if allowed is not None:
+            self.constraints.append(Constraint(f"{why} {resolved}", allowed=allowed, when=when))
+
+    @staticmethod
+    def levels(scope: ET.Element, properties: Mapping[str, str]) -> list[tuple[int, str]]:
+        named = _properties(scope)
+        texts = [(properties.get(name, named[name]), name) for name in _LEVEL_PROPERTIES if name in named]
+        texts += [
+            (_text(config, name), f"compiler {name}")
+            for config in _plugins(scope, "maven-compiler-plugin")
+            for name in _LEVEL_NAMES
+            if _child(config, name) is not None
+        ]
+        found = []
+        for text, name in texts:
+            level = _level_value(_resolve(text, properties))
+            if level is not None:
+                found.append((level, f"{name} {level}"))
+        return found
+
+
+def _maven_config(root: Path) -> tuple[dict[str, str], set[str]]:
+    """``-D`` properties and ``-P`` profile ids of ``.mvn/maven.config``."""
+    path = root / ".mvn" / "maven.config"
+    if not path.is_file():
+        return {}, set()
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        words = shlex.split(text, comments=True)
+    except ValueError:
+        words = text.split()
+    # "-D name=value" and "-Dname=value" alike: join a bare flag with its value
+    joined: list[str] = []
+    for word in words:
+        if joined and joined[-1] in ("-D", "--define", "-P", "--activate-profiles"):
+            joined[-1] = joined[-1][:2] + word
+        else:
+            joined.append(word.replace("--define=", "-D").replace("--activate-profiles=", "-P"))
+    properties: dict[str, str] = {}
+    profiles: set[str] = set()
+    for word in joined:
+        if word.startswith("-D"):
+            name, _, value = word[2:].partition("=")
+            properties[name] = value
+        elif word.startswith("-P"):
+            profiles.update(p.lstrip("+") for p in word[2:].split(",") if p and not p.startswith(("!", "-")))
+    return properties, profiles
+
+
+def jvm_config_constraints(root: Path) -> list[Constraint]:
+    """What ``.mvn/jvm.config`` asks of the JVM that runs Maven."""
+    path = root / ".mvn" / "jvm.config"
+    if not path.is_file():
+        return []
+    words = path.read_text(encoding="utf-8", errors="replace").split()
+    found: list[Constraint] = []
+    for option, since in JVM_OPTION_SINCE.items():
+        if any(word == option or word.startswith(option + "=") for word in words):
+            why = f".mvn/jvm.config: {option} needs JDK {since}+"
+            found.append(Constraint(why, allowed=(VersionRange(since),)))
+    return found
+
+
+def read_requirement(project: Path) -> JdkRequirement:
+    """What the Maven build in directory ``project`` asks of its JDK (see the module doc)."""
+    overrides, active = _maven_config(project)
+    reader = _Reader(project, overrides, active)
+    reader.read_pom(project / "pom.xml", {})
+    constraints = jvm_config_constraints(project) + reader.constraints
+    levels = [c.level for c in reader.constraints if c.level is not None]
+    if not levels and reader.fallback_levels:
+        level, why = max(reader.fallback_levels)
+        constraints.append(Constraint(why, level=level))
+        levels = [level]
+    if not levels:
+        why = f"no language level named: Maven's default {DEFAULT_LEVEL}"
+        constraints.append(Constraint(why, level=DEFAULT_LEVEL))
+    return JdkRequirement(max(levels, default=DEFAULT_LEVEL), tuple(constraints))
+
+
+def detect_java_level(pom: Path) -> int:
+    """The Java language level the build of ``pom``'s directory compiles for (the highest named;
+    see :func:`read_requirement`), :data:`DEFAULT_LEVEL` when nothing names one."""
+    if not pom.is_file():
+        _parse(pom)  # the same error as an unreadable POM
+    return read_requirement(pom.parent).level
