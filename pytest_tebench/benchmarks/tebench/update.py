@@ -180,20 +180,9 @@ class UpdateEvaluator:
         A plugin that refuses the Maven in use (``requires Maven version 3.9.6``: gson's proto
         module; a plugin's own prerequisite, which no POM shows) gets the run again, once, with
         Maven 3.9 from Maven Central."""
-        warmed = run_warmed(
-            self._executor(),
-            workspace.path,
-            selection,
-            settings,
-            project=project,
-            warm_selection=warm_selection,
-            trusted=None if trusted is None else lambda: _checked_out(workspace, trusted),
-        )
-        steps = [*warmed.run.steps, *(warmed.warmup.steps if warmed.warmup else ())]
-        needed = max((mavenlog.required_maven(step.output) for step in steps), default="")
-        if needed and not settings.maven_version and _newer_maven_will_do(needed):
-            settings = replace(settings, maven_version=MAVEN_39)
-            warmed = run_warmed(
+
+        def attempt(settings: RunSettings) -> WarmedRun:
+            return run_warmed(
                 self._executor(),
                 workspace.path,
                 selection,
@@ -202,6 +191,13 @@ class UpdateEvaluator:
                 warm_selection=warm_selection,
                 trusted=None if trusted is None else lambda: _checked_out(workspace, trusted),
             )
+
+        warmed = attempt(settings)
+        steps = [*warmed.run.steps, *(warmed.warmup.steps if warmed.warmup else ())]
+        needed = max((mavenlog.required_maven(step.output) for step in steps), default="")
+        if needed and not settings.maven_version and _newer_maven_will_do(needed):
+            settings = replace(settings, maven_version=MAVEN_39)
+            warmed = attempt(settings)
         if warmed.warmup is not None and not warmed.warmup.ok:
             if warmed.warmup.unpublished:
                 # a fact about the instance's environment (docs/building.md), never a model's score
