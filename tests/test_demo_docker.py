@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +116,10 @@ def test_hostile_predictions_are_contained_and_reported(demo_run: DemoRun, pytes
         }
     )
     predictions = write_jsonl(pytester.path / "hostile.jsonl", entries)
+    # The run's containers carry its xdist run id; other tests (in other CI workers) have their own.
+    run_uid = uuid.uuid4().hex
     _, report = demo_run(
-        str(predictions), "--tebench-executor=docker", "-n", "2",
+        str(predictions), "--tebench-executor=docker", "-n", "2", f"--testrunuid={run_uid}",
         "--tebench-timeout-compile=60", "--tebench-timeout-test=30", "--tebench-docker-memory=2g",
     )  # fmt: skip
     records = {r["model_name_or_path"]: r for r in report["results"]}
@@ -143,12 +146,16 @@ def test_hostile_predictions_are_contained_and_reported(demo_run: DemoRun, pytes
     assert "No space left on device" in outcome("fill-disk")["hostile"]
     # the bystander, evaluated in the same run, is unaffected
     assert records["bystander"]["status"] == "evaluated" and records["bystander"]["update"]["s_update"] == 1.0
-    assert _labelled_containers() == []
+    assert [c for c in _labelled_containers(with_run=True) if c.split()[-1].startswith(f"{run_uid}-")] == []
 
 
-def _labelled_containers() -> list[str]:
+def _labelled_containers(*, with_run: bool = False) -> list[str]:
+    """``name pid`` (``name pid run`` with ``with_run``) of every labelled container on the engine."""
+    fields = '{{.Names}} {{.Label "pytest-tebench.pid"}}' + (
+        ' {{.Label "pytest-tebench.run"}}' if with_run else ""
+    )
     out = subprocess.run(
-        ["docker", "ps", "-a", "--filter", "label=pytest-tebench=1", "--format", "{{.Names}} {{.Label \"pytest-tebench.pid\"}}"],
+        ["docker", "ps", "-a", "--filter", "label=pytest-tebench=1", "--format", fields],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return [line for line in out.stdout.splitlines() if line.strip()]
