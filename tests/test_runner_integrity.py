@@ -78,6 +78,12 @@ def _rule(
         ("tebench_guard.py", None, "", "shadowing"),
         ("json.py", None, "", "shadowing"),
         ("tomli/__init__.py", None, "", "shadowing"),
+        # metadata on sys.path registers pytest11 plugins that pytest loads at start-up
+        ("evil.dist-info/entry_points.txt", None, "[pytest11]\nevil = pycalc.evil\n", "metadata"),
+        ("src/pycalc.egg-info/entry_points.txt", None, "[pytest11]\nevil = pycalc.evil\n", "metadata"),
+        ("pycalc.egg-info/PKG-INFO", "Name: pycalc\n", "Name: pycalc\n\n", "metadata"),
+        ("evil.egg/EGG-INFO/entry_points.txt", None, "[pytest11]\n", "metadata"),
+        ("evil.egg-link", None, "/workspace/evil\n.\n", "metadata"),
         (
             "setup.cfg",
             SETUP_CFG,
@@ -120,6 +126,8 @@ def test_runner_files_are_refused(path: str, old: str | None, new: str | None, r
         ("pyproject.toml", PYPROJECT, PYPROJECT.replace("88", "100")),
         ("tox.ini", "[tox]\nenvlist = py39\n", "[tox]\nenvlist = py39,py310\n"),  # not the test command
         ("tests/runtests.py", "a\n", "b\n"),  # not django's command here
+        ("docs/entry_points.txt", None, "[pytest11]\n"),  # read only inside metadata folders
+        ("pycalc/distinfo.py", None, ""),
     ],
 )
 def test_the_project_s_own_changes_pass(path: str, old: str | None, new: str | None) -> None:

@@ -35,6 +35,10 @@ Rules (each :class:`Refusal` names its rule):
 ``compiled``
     byte code (``.pyc``, ``__pycache__``) or extension modules (``.so``, ``.pyd``): they are imported
     instead of the source the diff shows (an unchecked-hash ``.pyc`` is never compared with it);
+``metadata``
+    installed-package metadata (a ``*.egg-info`` or ``*.dist-info`` folder, an ``*.egg`` folder,
+    an ``.egg-link`` file): on ``sys.path`` (an editable install's tree is) its ``entry_points.txt``
+    registers ``pytest11`` plugins that pytest loads at start-up, before any test runs;
 ``link``
     a symbolic link or a submodule.
 """
@@ -77,6 +81,8 @@ RUNNER_DEPENDENCIES = frozenset(
     }
 )  # fmt: skip
 COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
+#: Folders (and ``.egg-link`` files) that importlib.metadata and pkg_resources read distributions from.
+METADATA_FOLDER_SUFFIXES = (".egg-info", ".dist-info", ".egg")
 #: Modules that make a repository's verdict besides the scripts its test command names: the
 #: runner ``bin/test`` imports (sympy), the test runner ``tests/runtests.py`` uses (django).
 RUNNER_MODULES: Mapping[str, tuple[str, ...]] = {
@@ -175,6 +181,8 @@ def check(change: Change, policy: RunnerPolicy) -> Refusal | None:
         return refuse("startup", "run by Python at start-up when its directory is on sys.path")
     if name.endswith(COMPILED_SUFFIXES) or "__pycache__" in parts:
         return refuse("compiled", "compiled code is imported instead of the source the diff shows")
+    if is_metadata(parts):
+        return refuse("metadata", "package metadata: its entry points register plugins pytest loads at start-up")
     if name in SECTIONED_FILES:
         section = _changed_section(name, change.old, change.new, policy.tox)
         if section is not None:
@@ -190,6 +198,12 @@ def check(change: Change, policy: RunnerPolicy) -> Refusal | None:
         if module in RUNNER_PACKAGES or (at_root and module in shadowed):
             return refuse("shadowing", f"a new module {module!r} would shadow the runner's or Python's own")
     return None
+
+
+def is_metadata(parts: list[str]) -> bool:
+    """Whether a path (its ``/``-separated parts) lies in installed-package metadata, where
+    ``entry_points.txt`` (``[pytest11]``) makes pytest load a plugin (:data:`METADATA_FOLDER_SUFFIXES`)."""
+    return parts[-1].endswith(".egg-link") or any(p.endswith(METADATA_FOLDER_SUFFIXES) for p in parts[:-1])
 
 
 def _module_name(parts: list[str]) -> str:
