@@ -148,6 +148,15 @@ HOSTILE: dict[str, tuple[str, str]] = {
     ),
     # configuration through an ini section; internals monkeypatched; the log forged; an xfail
     "ini-section": ("refused", _new_file("setup.cfg", "[tool:pytest]\naddopts = -p pycalc.numbers\n")),
+    # package metadata in the tree (on sys.path): its pytest11 entry point loads a plugin at start-up
+    "metadata": (
+        "refused",
+        _new_file("pycalc.egg-info/entry_points.txt", "[pytest11]\nreport = pycalc.report\n")
+        + _new_file(
+            "pycalc/report.py",
+            MAKEREPORT_PASS + "\n\npytest_runtest_makereport = Pass().pytest_runtest_makereport\n",
+        ),
+    ),
     "monkeypatch": (
         "tampered",
         _append_to_init(
@@ -216,6 +225,7 @@ def test_hostile_predictions_are_refused_or_tampered_and_gold_still_resolves(
     assert refused["conftest"] == [("conftest.py", "conftest")]
     assert refused["sitecustomize"] == [("sitecustomize.py", "startup")]  # helper.py alone is harmless
     assert refused["ini-section"] == [("setup.cfg", "pytest-config")]
+    assert refused["metadata"] == [("pycalc.egg-info/entry_points.txt", "metadata")]
     assert {"hook", "unconfirmed"} <= rules["gc-hook"]
     assert {"changed", "unconfirmed"} <= rules["monkeypatch"]
     assert rules["forged-log"] == {"unconfirmed"} and rules["xfail"] == {"anomaly"}

@@ -151,6 +151,20 @@ def test_the_official_eval_script_runs_its_test_command_clean_and_under_the_guar
     assert official_images.GUARD_PATH == "/opt/tools/tebench-guard"
 
 
+def test_the_official_eval_script_is_split_at_the_reset_of_the_test_files() -> None:
+    payload = _demo_instance()
+    install, tests = official_images.phase_scripts(payload, guard=True)
+    whole = official_images.eval_script(payload, guard=True).splitlines()
+    reset = whole.index(f"git checkout {payload.base_commit} tests/test_numbers.py")
+    # the install phase: activation, the eval commands and the re-install; nothing of the tests
+    assert install.splitlines() == whole[:reset]
+    assert install.splitlines()[-1] == "python -m pip install -e ." == demo.SPECS["1.0"]["install"]
+    assert "Start Test Output" not in install and "TEBENCH_GUARD" not in install
+    # the test phase: the same script without the install (its result is already in the image)
+    assert tests.splitlines() == [line for line in whole if line != "python -m pip install -e ."]
+    assert "pytest -p tebench_guard -rA tests/test_numbers.py" in tests
+
+
 def _probe(tmp_path: Path, *extra: Path) -> subprocess.CompletedProcess[str]:
     """The probe script as the image's interpreter runs it, with this environment's Python."""
     path = os.pathsep.join([*map(str, extra), str(evidence.PLUGIN_DIR)])

@@ -543,7 +543,9 @@ def test_the_official_container_tries_swebench_apply_commands_in_order_then_runs
     )
     script = official_images.container_script(commands)
     positions = [script.index(f"if {c} /workspace/patch.diff") for c in commands]
-    assert positions == sorted(positions) and script.count("exec /bin/bash /workspace/eval.sh") == 3
+    # the install phase: the tests run later, in a container of its result (official_images.run)
+    assert positions == sorted(positions) and script.count("exec /bin/bash /workspace/install.sh") == 3
+    assert "eval.sh" not in script and "eval.sh" in official_images.test_script()
 
 
 def test_coverage_counts_each_repository_by_where_its_instances_run() -> None:

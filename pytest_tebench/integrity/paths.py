@@ -177,12 +177,12 @@ def check(change: Change, policy: RunnerPolicy) -> Refusal | None:
         return refuse("conftest", "pytest loads every conftest.py as a plugin of the run")
     if name in PYTEST_FILES:
         return refuse("pytest-config", "pytest's configuration file")
-    if name.endswith(".pth") or _module_name(parts) in STARTUP_MODULES:
+    if name.endswith(".pth") or module_name(parts) in STARTUP_MODULES:
         return refuse("startup", "run by Python at start-up when its directory is on sys.path")
     if name.endswith(COMPILED_SUFFIXES) or "__pycache__" in parts:
         return refuse("compiled", "compiled code is imported instead of the source the diff shows")
     if is_metadata(parts):
-        return refuse("metadata", "package metadata: its entry points register plugins pytest loads at start-up")
+        return refuse("metadata", "package metadata: its entry points register plugins pytest loads first")
     if name in SECTIONED_FILES:
         section = _changed_section(name, change.old, change.new, policy.tox)
         if section is not None:
@@ -191,7 +191,7 @@ def check(change: Change, policy: RunnerPolicy) -> Refusal | None:
     if policy.tox and name == "tox.ini":
         return refuse("tox-config", "tox.ini says what the test command runs")
     if change.old is None:
-        module = _module_name(parts)
+        module = module_name(parts)
         # at the root: a module file or a package's __init__ (a root folder of other files is no package)
         at_root = len(parts) == 1 or (len(parts) == 2 and name == "__init__.py")
         shadowed = sys.stdlib_module_names | RUNNER_DEPENDENCIES
@@ -206,7 +206,7 @@ def is_metadata(parts: list[str]) -> bool:
     return parts[-1].endswith(".egg-link") or any(p.endswith(METADATA_FOLDER_SUFFIXES) for p in parts[:-1])
 
 
-def _module_name(parts: list[str]) -> str:
+def module_name(parts: list[str]) -> str:
     """The module a ``.py`` path defines (``a/b.py`` -> ``b``, ``a/b/__init__.py`` -> ``b``), or ""."""
     name = parts[-1]
     if name == "__init__.py" and len(parts) >= 2:

@@ -34,6 +34,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -436,11 +437,14 @@ class DockerExecutor:
         *,
         maven_repo: Path,
         overrides: Mapping[str, Any] | None = None,
+        inspect: Callable[[Any], None] | None = None,
     ) -> StepResult:
         """Run ``step`` in a new container; see :class:`~pytest_tebench.run.executor.Executor`.
 
         ``overrides`` replace keys of :meth:`container_spec` for images that cannot run in the
-        default sandbox (SWE-bench's official images: root, a writable root file system)."""
+        default sandbox (SWE-bench's official images: root, a writable root file system).
+        ``inspect`` is given the stopped container (not after a time-out) before it is removed:
+        what the engine says it changed, or a commit of it, is the caller's to read."""
         workspace = Path(os.path.abspath(workspace))
         maven_repo = Path(os.path.abspath(maven_repo))
         if not workspace.is_dir():
@@ -484,6 +488,8 @@ class DockerExecutor:
                 with contextlib.suppress(docker.errors.APIError):  # it may have exited just now
                     container.kill()
             duration = time.monotonic() - started
+            if inspect is not None and not timed_out:
+                inspect(container)
             container.reload()
             if container.attrs.get("State", {}).get("OOMKilled"):
                 extra["oom_killed"] = "true"

@@ -45,6 +45,7 @@ from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.integrity import evidence
+from pytest_tebench.integrity import installed
 from pytest_tebench.integrity import paths
 from pytest_tebench.jsonfiles import write_atomic
 from pytest_tebench.locking import file_lock
@@ -90,10 +91,14 @@ def _stderr(line: str) -> None:
 #: resolved before must not come back as a pass).
 EVALUATION_VERSION = 6
 #: Part of the key of items run in an official image only (built ones keep theirs): 2: runner
-#: files refused, a clean environment and the guard there too.
-OFFICIAL_VERSION = 2
+#: files refused, a clean environment and the guard there too; 3: the install phase judged
+#: against gold's before the tests run.
+OFFICIAL_VERSION = 3
 
 NO_BASELINE = "none (the gold run left no guard record)"
+NO_INSTALL_BASELINE = "none (gold's patch does not apply): runner and start-up files judged alone"
+#: Part of the stored install baselines' keys: bump when what is recorded of an install changes.
+INSTALL_CHECK_VERSION = 1
 #: JUnit properties of the ``swebench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (
     "repo", "version", "python", "image", "resolved", "resolution",
@@ -518,7 +523,7 @@ class SwebenchAdapter:
             else:
                 return baseline, "gold run" if baseline else NO_BASELINE
             if isinstance(prepared, OfficialPrepared):
-                gold = self._run_official(payload, prepared, payload.patch, context)
+                gold = self._run_official(payload, prepared, payload.patch, context, gold=True)
             else:
                 gold = self._run_patch(payload, prepared, payload.patch, context)
             baseline = None
@@ -558,7 +563,8 @@ class SwebenchAdapter:
         if prediction.is_empty:
             record["status"] = "empty"
             return record
-        run = self._run_official(payload, prepared, prediction.patch, context)
+        gold = prediction.extraction == "gold"
+        run = self._run_official(payload, prepared, prediction.patch, context, gold=gold)
         record["timings"].update(run.timings)
         if run.refusals:
             record["apply_method"] = run.apply_method
@@ -586,20 +592,35 @@ class SwebenchAdapter:
             )
             return record
         record["apply_method"] = run.apply_method
+        if run.install_findings:
+            # the tests never ran on what this install left: a model's result, never a harness error
+            guard = {"active": run.guarded, "install": run.install}
+            guard["findings"] = [finding.as_record() for finding in run.install_findings]
+            return guarded_record(record, block, guard)
         if official.START_TEST_OUTPUT not in run.log:
             record["status"] = "error"
             record["error"] = (
                 f"the eval script did not reach the tests (exit {result.exit_code}):\n{run.log[-3000:]}"
             )
             return record
-        return self._graded(record, instance, prepared, prediction, run=run, context=context)
+        graded = self._graded(record, instance, prepared, prediction, run=run, context=context)
+        graded["guard"]["install"] = run.install
+        return graded
 
     def _run_official(
-        self, payload: SwebenchInstance, prepared: OfficialPrepared, patch: str, context: EvalContext
+        self,
+        payload: SwebenchInstance,
+        prepared: OfficialPrepared,
+        patch: str,
+        context: EvalContext,
+        *,
+        gold: bool = False,
     ) -> _PatchRun:
         """``patch`` through the official steps in the instance's image: runner files refused
         first (read out of the image, nothing run: :mod:`.official_refusal`), then applied and
-        tested there under the guard where the image's environment can load it."""
+        installed, what the install changed judged against gold's install (``gold``: this is
+        gold's, stored for the others), then tested under the guard where the image's environment
+        can load it."""
         run = _PatchRun()
         started = time.perf_counter()
         executor = self.executor(context)
@@ -625,6 +646,22 @@ class SwebenchAdapter:
         run.guarded = run.guard_reason is None and evaluation.guarded_command(test_cmd)[1]
         run.nonce = evidence.new_nonce() if run.guarded else ""
         run.test_command = " ".join([test_cmd, *official.test_directives(payload.repo, payload.test_patch)])
+        patched = official_refusal.touched_paths(patch)
+        policy = paths.policy_for(test_cmd, payload.repo)
+        store = self._install_baseline_path(payload, prepared, context)
+
+        def judge(changes: list[installed.Change]) -> list[evidence.Finding]:
+            run.install = {"changes": len(changes)}
+            if gold:
+                write_atomic(store, json.dumps({"changes": [c.as_record() for c in changes]}).encode())
+                run.install["baseline"] = "self"
+                return []
+            baseline = self._install_baseline(payload, prepared, store, context)
+            run.install["baseline"] = "gold's install" if baseline is not None else NO_INSTALL_BASELINE
+            return installed.findings(
+                changes, tree=official_images.TESTBED, patched=patched, policy=policy, baseline=baseline
+            )
+
         started = time.perf_counter()
         ran = official_images.run(
             executor,
@@ -636,10 +673,51 @@ class SwebenchAdapter:
             network=self.network,
             guard=run.guarded,
             nonce=run.nonce,
+            judge=judge,
         )
         run.timings["tests"] = evaluation.timed(started)
         run.apply_method, run.apply_log, run.log, run.result = ran.method, ran.apply_log, ran.log, ran.result
+        run.install_findings = list(ran.install_findings)
         return run
+
+    def _install_baseline_path(
+        self, payload: SwebenchInstance, prepared: OfficialPrepared, context: EvalContext
+    ) -> Path:
+        # per day: setuptools-scm stamps a dirty tree's version with the date, and that version names
+        # the files an editable install writes into site-packages (its .pth, its finder)
+        day = time.strftime("%Y-%m-%d", time.gmtime())
+        key = json.dumps([payload.instance_id, prepared.image, INSTALL_CHECK_VERSION, OFFICIAL_VERSION, day])
+        return context.cache_dir / "swebench-install" / (hashlib.sha256(key.encode()).hexdigest() + ".json")
+
+    def _install_baseline(
+        self, payload: SwebenchInstance, prepared: OfficialPrepared, store: Path, context: EvalContext
+    ) -> list[installed.Change] | None:
+        """What gold's install changes in this image: stored, or found now by running gold's
+        install phase alone (under a lock: parallel workers run it once); None when gold's patch
+        does not apply there."""
+        with file_lock(context.cache_dir / "locks" / (store.stem + ".install.lock")):
+            try:
+                stored = json.loads(store.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                stored = None
+            if not isinstance(stored, dict):
+                ran = official_images.run(
+                    self.executor(context),
+                    payload,
+                    prepared.image,
+                    payload.patch,
+                    timeout=self.timeout,
+                    scratch_parent=context.work_dir,
+                    network=self.network,
+                    tests=False,
+                )
+                if ran.result.timed_out:
+                    raise HarnessError(f"gold's install of {payload.instance_id} ran past {self.timeout:g} s")
+                changes = [c.as_record() for c in ran.installed] if ran.method is not None else None
+                stored = {"changes": changes}
+                write_atomic(store, json.dumps(stored).encode())
+        changes = stored.get("changes") if isinstance(stored, dict) else None
+        return None if changes is None else [installed.Change.from_record(c) for c in changes]
 
     def _guard_probe(self, executor: Executor, image: str, scratch_parent: Path) -> str | None:
         """Why the guard cannot run in ``image`` (None: it can), asked once per image and process."""
@@ -715,6 +793,9 @@ class _PatchRun:
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
     #: Why the guard is not loaded although the command is pytest (official images), or None.
     guard_reason: str | None = None
+    #: Official images: what the install phase changed, judged against gold's install.
+    install: dict[str, Any] = dataclasses.field(default_factory=dict)
+    install_findings: list[evidence.Finding] = dataclasses.field(default_factory=list)
 
 
 def started_record(

@@ -24,8 +24,11 @@ writable (the tree under test lives in the image; the container is removed after
 from __future__ import annotations
 
 import shlex
+import shutil
 import tempfile
 import threading
+import uuid
+from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,11 +39,14 @@ import docker.errors
 from pytest_tebench.benchmarks.swebench import environment
 from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
+from pytest_tebench.benchmarks.swebench import official_install
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.integrity import evidence
+from pytest_tebench.integrity import installed
 from pytest_tebench.run import docker_image
+from pytest_tebench.run.docker import CONTAINER_MAVEN_REPO
 from pytest_tebench.run.docker import CONTAINER_TOOLS
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
@@ -57,10 +63,16 @@ PULL_TIMEOUT = 120.0
 #: Where the container finds the patch and the eval script, and leaves the log (a scratch mount).
 MOUNT = docker_image.CONTAINER_WORKSPACE
 LOG_NAME = "test_output.txt"
+INSTALL_SCRIPT = "install.sh"
+INSTALL_LOG_NAME = "install.txt"
+#: Committed install phases, removed once their test phase is over.
+PHASE_REPOSITORY = "pytest-tebench/swebench-installed"
 APPLIED_NAME = "applied"
 APPLY_LOG_NAME = "apply.txt"
 #: The guard plugin's read-only mount (eval.sh is a file: the step's placeholders are not expanded in it).
 GUARD_PATH = f"{CONTAINER_TOOLS}/{evaluation.GUARD_TOOL}"
+#: Mount points of the install phase (and the engine's init): the engine lists them as added.
+_MOUNT_POINTS = (MOUNT, CONTAINER_TOOLS, CONTAINER_MAVEN_REPO, "/tmp", "/usr/sbin/docker-init")
 #: What ``conda activate`` sets, kept in the test command's clean environment.
 CONDA_VARIABLES = ("CONDA_PREFIX", "CONDA_DEFAULT_ENV", "CONDA_SHLVL", "CONDA_EXE", "CONDA_PYTHON_EXE")
 #: Loads the guard plugin in the environment's interpreter (Python >= 3.7 for its syntax; it
@@ -167,6 +179,22 @@ def eval_script(instance: SwebenchInstance, *, guard: bool = False) -> str:
     return "\n".join([*lines[:at], *clean, *lines[at + 1 :]])
 
 
+def phase_scripts(instance: SwebenchInstance, *, guard: bool = False) -> tuple[str, str]:
+    """:func:`eval_script` in two: the install phase (everything before the test files are reset:
+    activation, the spec's eval commands, the re-install) and the test phase (the same script
+    without the install line). Between them the install's changes are judged from outside."""
+    lines = eval_script(instance, guard=guard).split("\n")
+    reset = f"git checkout {instance.base_commit}"
+    at = next((i for i, line in enumerate(lines) if line.startswith(reset)), None)
+    if at is None:
+        raise HarnessError(
+            f"the official eval script of {instance.instance_id} does not reset the test files"
+        )
+    install = str((official.specs(instance.repo, instance.version) or {}).get("install") or "")
+    tests = [line for i, line in enumerate(lines) if not (i < at and install and line == install)]
+    return "\n".join(lines[:at]) + "\n", "\n".join(tests)
+
+
 def apply_commands() -> tuple[str, ...]:
     """SWE-bench's ``GIT_APPLY_CMDS``, in order."""
     official.modules()
@@ -200,7 +228,8 @@ def missing_reason(client: Any, image: str, *, pull_timeout: float = PULL_TIMEOU
 
 
 def container_script(commands: tuple[str, ...]) -> str:
-    """Apply the patch as the official harness does, then run its eval script; the outcome as files."""
+    """The install phase: apply the patch as the official harness does, then run the eval script's
+    part before the tests (:func:`phase_scripts`); the outcome as files."""
     patch = f"{MOUNT}/patch.diff"
     lines = ["set -u", f"cd {TESTBED}"]
     for command in commands:
@@ -208,10 +237,19 @@ def container_script(commands: tuple[str, ...]) -> str:
             f"echo {shlex.quote('>>> ' + command)} >> {MOUNT}/{APPLY_LOG_NAME}",
             f"if {command} {patch} >> {MOUNT}/{APPLY_LOG_NAME} 2>&1; then",
             f"    printf %s {shlex.quote(command)} > {MOUNT}/{APPLIED_NAME}",
-            f"    exec /bin/bash {MOUNT}/eval.sh > {MOUNT}/{LOG_NAME} 2>&1",
+            f"    exec /bin/bash {MOUNT}/{INSTALL_SCRIPT} > {MOUNT}/{INSTALL_LOG_NAME} 2>&1",
             "fi",
         ]
     return "\n".join([*lines, "exit 0"]) + "\n"
+
+
+def test_script() -> str:
+    """The test phase, in a container of the install phase's result."""
+    return f"cd {TESTBED}\nexec /bin/bash {MOUNT}/eval.sh > {MOUNT}/{LOG_NAME} 2>&1\n"
+
+
+#: Judges the install phase's changes: the findings that stop the tests (empty: they run).
+Judge = Callable[[list[installed.Change]], list[evidence.Finding]]
 
 
 @dataclass(frozen=True)
@@ -220,7 +258,13 @@ class OfficialRun:
     method: str | None
     apply_log: str
     log: str
+    #: The test phase's step, or the install phase's when the tests did not run.
     result: StepResult
+    #: What the install phase changed, as the engine says (empty when the patch did not apply).
+    installed: tuple[installed.Change, ...] = ()
+    #: Why the tests did not run after the install (``judge``'s findings).
+    install_findings: tuple[evidence.Finding, ...] = ()
+    install_log: str = ""
 
 
 def run(
@@ -234,32 +278,83 @@ def run(
     network: bool = False,
     guard: bool = False,
     nonce: str = "",
+    judge: Judge | None = None,
+    tests: bool = True,
 ) -> OfficialRun:
-    """Apply ``patch`` and run the tests of ``instance`` in a fresh container of ``image`` (with
-    ``guard``, under the guard plugin; ``nonce`` tags its record)."""
+    """Apply ``patch`` and run the tests of ``instance`` in ``image``, in two containers.
+
+    The **install phase** (a container of ``image``) applies the patch and runs the eval script up
+    to the tests, re-install included. Once it has stopped, the engine's list of what it changed is
+    given to ``judge``; a finding ends the run there (the tests never see that install). Else the
+    **test phase** runs the rest of the script in a container made from the install phase's
+    result (a commit, removed afterwards), with ``guard`` under the guard plugin (``nonce`` tags
+    its record: only the test phase has it). ``tests`` False stops after the install phase (gold's
+    list of changes, for the comparison). Each phase has ``timeout``."""
     if not hasattr(executor, "container_spec"):
         raise HarnessError("official SWE-bench images need the Docker executor")
+    install_script, eval_sh = phase_scripts(instance, guard=guard)
     scratch_parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="swebench-official-", dir=scratch_parent) as name:
         scratch = Path(name)
         (scratch / "patch.diff").write_text(patch if patch.endswith("\n") else patch + "\n", encoding="utf-8")
-        (scratch / "eval.sh").write_text(eval_script(instance, guard=guard), encoding="utf-8")
+        (scratch / INSTALL_SCRIPT).write_text(install_script, encoding="utf-8")
         # root in the container has no capabilities (no CAP_DAC_OVERRIDE): the mount must be open
         scratch.chmod(0o777)
+        changes: list[installed.Change] = []
+        findings: list[evidence.Finding] = []
+        committed: list[str] = []
+
+        def inspect(container: Any) -> None:
+            if _read(scratch / APPLIED_NAME) == "":
+                return  # the patch did not apply: nothing of it ran
+            changes.extend(official_install.engine_changes(container, tree=TESTBED, mounts=_MOUNT_POINTS))
+            findings.extend(judge(changes) if judge is not None else ())
+            if tests and not findings:
+                try:
+                    committed.append(
+                        str(container.commit(repository=PHASE_REPOSITORY, tag=uuid.uuid4().hex).id)
+                    )
+                except docker.errors.DockerException as exc:
+                    raise HarnessError(
+                        f"cannot keep the install phase of {instance.instance_id}: {exc}"
+                    ) from exc
+
         step = BuildStep(
-            name="swebench-official",
+            name="swebench-official-install",
             argv=("/bin/bash", "-c", container_script(apply_commands())),
             timeout=timeout,
             image=image,
             network=network,
             java_version=None,
-            tools=((evaluation.GUARD_TOOL, str(evidence.PLUGIN_DIR)),),
         )
-        overrides = sandbox_overrides(nonce)
-        result = executor.run(scratch, step, maven_repo=scratch / ".unused", overrides=overrides)
-        applied = scratch / APPLIED_NAME
-        method = applied.read_text(encoding="utf-8") if applied.is_file() else None
-        return OfficialRun(method, _read(scratch / APPLY_LOG_NAME), _read(scratch / LOG_NAME), result)
+        result = executor.run(
+            scratch, step, maven_repo=scratch / ".unused", overrides=sandbox_overrides(), inspect=inspect
+        )
+        method = _read(scratch / APPLIED_NAME) or None
+        apply_log, install_log = _read(scratch / APPLY_LOG_NAME), _read(scratch / INSTALL_LOG_NAME)
+        if not committed:
+            return OfficialRun(method, apply_log, "", result, tuple(changes), tuple(findings), install_log)
+        try:
+            # what the install phase left in the mount is not read again: the test phase starts clean
+            _empty(scratch)
+            (scratch / "eval.sh").write_text(eval_sh, encoding="utf-8")
+            step = BuildStep(
+                name="swebench-official",
+                argv=("/bin/bash", "-c", test_script()),
+                timeout=timeout,
+                image=committed[0],
+                network=network,
+                java_version=None,
+                tools=((evaluation.GUARD_TOOL, str(evidence.PLUGIN_DIR)),),
+            )
+            result = executor.run(
+                scratch, step, maven_repo=scratch / ".unused", overrides=sandbox_overrides(nonce)
+            )
+        finally:
+            _remove_image(executor.client, committed[0])
+        return OfficialRun(
+            method, apply_log, _read(scratch / LOG_NAME), result, tuple(changes), (), install_log
+        )
 
 
 def guard_probe(executor: Any, image: str, *, scratch_parent: Path, timeout: float = 120.0) -> str | None:
@@ -308,4 +403,24 @@ def sandbox_overrides(nonce: str = "") -> Mapping[str, Any]:
 
 
 def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    """A file the container left in the mount ("" when absent; never through a link it planted)."""
+    if path.is_symlink() or not path.is_file():
+        return ""
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _empty(folder: Path) -> None:
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def _remove_image(client: Any, image: str) -> None:
+    try:
+        client.images.remove(image, force=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.DockerException as exc:
+        raise HarnessError(f"cannot remove the install phase's image {image}: {exc}") from exc

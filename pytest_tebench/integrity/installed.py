@@ -1,0 +1,207 @@
+"""What a prediction's install changed before the tests ran, judged against gold's install.
+
+Some harnesses run the prediction's own build code before the test command: SWE-bench's official
+``eval.sh`` re-runs the repository's install after the patch (``pip install -e .``: the patch's
+``setup.py``, its in-tree build backend, its entry points), as root, on a writable file system.
+That code could rewrite the runner on disk (pytest, pluggy, the standard library's ``unittest``),
+drop a ``.pth`` file into site-packages, register a ``pytest11`` plugin, or write a ``conftest.py``
+into the tree, before any guard can load.
+
+So the install runs on its own, in a container that then stops (no process of it survives), and the
+container engine (not anything inside the container) lists what it changed: :func:`findings`
+judges that list (:class:`Change`) before the tests run in a container made from the result.
+
+* **Outside the tree** every changed, added or removed file must be one gold's install of the same
+  instance in the same image changed the same way (same content where content can run: everything
+  but the descriptive files of package metadata). Without gold's list (it could not be had), only
+  files of the runner itself and start-up files are judged (:func:`runner_file`).
+* **In the tree**, files the patch itself did not touch (it was judged by the path policy before
+  anything ran) are judged by the same policy: a ``conftest.py``, pytest's configuration, a
+  start-up file, a module named like the runner; and pytest's own caches of rewritten test and
+  ``conftest`` modules (a forged one is imported instead of the source), and git's hooks and
+  configuration (the tests' step runs git).
+* **Anywhere**: a ``pytest11`` entry point that gold's install does not register.
+
+Benchmark-neutral: the caller lists the changes and says where the tree is.
+"""
+
+from __future__ import annotations
+
+import configparser
+import posixpath
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_tebench.integrity import paths
+from pytest_tebench.integrity.evidence import Finding
+
+#: Kinds of change, as the engine says them.
+KINDS = ("changed", "added", "deleted")
+#: Folders no later step reads code from: pip's cache (pip does not run once the install is over).
+IGNORED_FOLDERS = ("/root/.cache/", "/home/tebench/.cache/")
+#: Top-level packages and modules of the runner: a change to one without gold is a finding.
+RUNNER_TOP_LEVEL = frozenset({"pytest", "_pytest", "pluggy", "py", "unittest", "tebench_guard", "xdist"})
+#: The files under ``.git`` that git's own commands rewrite (status refreshes the index).
+GIT_OWN = frozenset({".git/index", ".git/index.lock", ".git/ORIG_HEAD", ".git/FETCH_HEAD"})
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path the install changed: ``kind`` one of :data:`KINDS`; ``type`` ``file``, ``link``,
+    ``dir`` or ``gone``; ``digest`` of a file's content (or a link's target), where it was read;
+    ``pytest11`` the plugins an ``entry_points.txt`` registers."""
+
+    path: str
+    kind: str
+    type: str
+    digest: str | None = None
+    pytest11: tuple[str, ...] = ()
+
+    def as_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"path": self.path, "kind": self.kind, "type": self.type}
+        if self.digest is not None:
+            record["digest"] = self.digest
+        if self.pytest11:
+            record["pytest11"] = list(self.pytest11)
+        return record
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Change:
+        return cls(
+            path=str(record["path"]),
+            kind=str(record["kind"]),
+            type=str(record["type"]),
+            digest=record.get("digest"),
+            pytest11=tuple(record.get("pytest11") or ()),
+        )
+
+
+def pytest11_entries(text: str) -> tuple[str, ...]:
+    """The ``name = module`` lines of the ``[pytest11]`` section of an ``entry_points.txt``."""
+    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",), strict=False)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        # unreadable for us may still be read by importlib.metadata: say so rather than pass it
+        return ("(an entry_points.txt that does not parse)",)
+    if not parser.has_section("pytest11"):
+        return ()
+    return tuple(sorted(f"{name} = {value}" for name, value in parser.items("pytest11")))
+
+
+def wants_content(path: str, tree: str) -> bool:
+    """Whether :func:`findings` needs the content of ``path`` (the caller reads only these):
+    every file outside the tree but pip's cache, and metadata entry points inside it."""
+    if path.startswith(IGNORED_FOLDERS):
+        return False
+    if _inside(path, tree):
+        return posixpath.basename(path) == "entry_points.txt"
+    return True
+
+
+def findings(
+    changes: Iterable[Change],
+    *,
+    tree: str,
+    patched: Collection[str],
+    policy: paths.RunnerPolicy,
+    baseline: Iterable[Change] | None,
+) -> list[Finding]:
+    """Why the tests must not run after this install (empty: they may).
+
+    ``tree`` is the repository's absolute path, ``patched`` the repository-relative files the patch
+    touches (judged before), ``baseline`` gold's changes (None: there are none to compare with)."""
+    changes = list(changes)
+    base = {change.path: change for change in baseline or ()}
+    base_plugins = {entry for change in base.values() for entry in change.pytest11}
+    found: list[Finding] = []
+    for change in changes:
+        if change.path.startswith(IGNORED_FOLDERS) or change.type == "dir":
+            continue
+        if _inside(change.path, tree):
+            rel = posixpath.relpath(change.path, tree)
+            if rel not in patched:
+                reason = tree_file(rel, policy)
+                if reason is not None:
+                    found.append(Finding("install-tree", f"{rel} {change.kind} by the install: {reason}"))
+        elif baseline is None:
+            reason = runner_file(change.path)
+            if reason is not None:
+                found.append(Finding("install", f"{change.path} {change.kind} by the install: {reason}"))
+        else:
+            difference = _differs(change, base.get(change.path))
+            if difference is not None:
+                found.append(Finding("install", f"{change.path} {change.kind} by the install; {difference}"))
+        for entry in change.pytest11:
+            if entry not in base_plugins:
+                found.append(Finding("entry-point", f"{change.path} registers the pytest plugin {entry}"))
+    # a file gold's install changed that this one left alone is the image's own: nothing to judge
+    return found
+
+
+def _differs(change: Change, gold: Change | None) -> str | None:
+    if _descriptive(change.path):
+        # judged by what it says, not by where it is: a version stamped with the day (setuptools-scm's
+        # ``.d20261125``) names the metadata folder; entry points are judged by their pytest11 lines
+        return None
+    if gold is None:
+        return "gold's install did not touch it"
+    if gold.kind != change.kind or gold.type != change.type:
+        return f"gold's install {gold.kind} it ({gold.type})"
+    if change.digest != gold.digest:
+        return "its content differs from gold's install's"
+    return None
+
+
+def _descriptive(path: str) -> bool:
+    """Package metadata that describes, never runs: everything in an ``.egg-info``/``.dist-info``
+    folder (its ``entry_points.txt`` is judged by its ``pytest11`` lines)."""
+    parts = path.split("/")
+    return paths.is_metadata(parts) and not parts[-1].endswith(".egg-link")
+
+
+def runner_file(path: str) -> str | None:
+    """Why a changed file outside the tree is the runner's or runs at start-up, or None."""
+    parts = path.split("/")
+    name = parts[-1]
+    if name.endswith(".pth") or paths.module_name(parts) in paths.STARTUP_MODULES:
+        return "run by Python at start-up"
+    if name == "entry_points.txt" or name.endswith(".egg-link"):
+        return "package metadata pytest reads its plugins from"
+    for folder in ("site-packages", "dist-packages"):
+        if folder in parts[:-1]:
+            top = parts[parts.index(folder) + 1]
+            if top.removesuffix(".py") in RUNNER_TOP_LEVEL:
+                return "the test runner's code"
+            return None
+    if any(part.startswith("python") and at and parts[at - 1] == "lib" for at, part in enumerate(parts[:-1])):
+        return "the standard library (unittest, site, the modules every run imports)"
+    if "bin" in parts[:-1]:
+        return "a program the test command may run"
+    return None
+
+
+def tree_file(rel: str, policy: paths.RunnerPolicy) -> str | None:
+    """Why a file of the tree that the install (not the patch) wrote must not be there, or None."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if parts[0] == ".git":
+        return None if rel in GIT_OWN else "git's hooks and configuration run in the tests' step"
+    if "__pycache__" in parts and (name.startswith("conftest.") or "-pytest-" in name):
+        return "pytest's cache of a rewritten test module, imported instead of its source"
+    if name in paths.SECTIONED_FILES:
+        return "it holds the test runner's configuration"
+    refusal = paths.check(paths.Change(rel, None, ""), policy)
+    if refusal is not None and refusal.rule not in ("compiled", "metadata"):
+        # byte code and extension modules are what builds make (the code under test's); metadata
+        # is judged by its entry points
+        return f"{refusal.rule}: {refusal.reason}"
+    return None
+
+
+def _inside(path: str, tree: str) -> bool:
+    return path == tree or path.startswith(tree.rstrip("/") + "/")
