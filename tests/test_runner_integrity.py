@@ -84,6 +84,26 @@ def _rule(
         ("pycalc.egg-info/PKG-INFO", "Name: pycalc\n", "Name: pycalc\n\n", "metadata"),
         ("evil.egg/EGG-INFO/entry_points.txt", None, "[pytest11]\n", "metadata"),
         ("evil.egg-link", None, "/workspace/evil\n.\n", "metadata"),
+        # a pytest11 entry point declared for the next install (SWE-bench's official eval.sh re-installs)
+        (
+            "setup.cfg",
+            SETUP_CFG,
+            SETUP_CFG + "\n[options.entry_points]\npytest11 =\n    e = pkg.e\n",
+            "metadata",
+        ),
+        (
+            "pyproject.toml",
+            PYPROJECT,
+            PYPROJECT + '\n[project.entry-points.pytest11]\ne = "pkg.e"\n',
+            "metadata",
+        ),
+        (
+            "pyproject.toml",
+            PYPROJECT,
+            PYPROJECT + '\n[tool.poetry.plugins."pytest11"]\ne = "pkg.e"\n',
+            "metadata",
+        ),
+        ("setup.py", "setup()\n", "setup(entry_points={'pytest11': ['e = pkg.e']})\n", "metadata"),
         (
             "setup.cfg",
             SETUP_CFG,
@@ -127,6 +147,17 @@ def test_runner_files_are_refused(path: str, old: str | None, new: str | None, r
         ("tox.ini", "[tox]\nenvlist = py39\n", "[tox]\nenvlist = py39,py310\n"),  # not the test command
         ("tests/runtests.py", "a\n", "b\n"),  # not django's command here
         ("docs/entry_points.txt", None, "[pytest11]\n"),  # read only inside metadata folders
+        (
+            "setup.cfg",
+            SETUP_CFG,
+            SETUP_CFG + "\n[options.entry_points]\nconsole_scripts =\n    t = pkg:main\n",
+        ),
+        (
+            "pyproject.toml",
+            PYPROJECT,
+            PYPROJECT + '\n[project.entry-points.console_scripts]\nt = "pkg:main"\n',
+        ),
+        ("setup.py", "setup(name='x')\n", "setup(name='y')\n"),
         ("pycalc/distinfo.py", None, ""),
     ],
 )

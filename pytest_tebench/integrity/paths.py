@@ -38,7 +38,9 @@ Rules (each :class:`Refusal` names its rule):
 ``metadata``
     installed-package metadata (a ``*.egg-info`` or ``*.dist-info`` folder, an ``*.egg`` folder,
     an ``.egg-link`` file): on ``sys.path`` (an editable install's tree is) its ``entry_points.txt``
-    registers ``pytest11`` plugins that pytest loads at start-up, before any test runs;
+    registers ``pytest11`` plugins that pytest loads at start-up, before any test runs; and a
+    ``pytest11`` entry point declared in ``setup.cfg``, ``pyproject.toml`` or ``setup.py`` (an
+    install run after the patch, as SWE-bench's official eval script does, would register it);
 ``link``
     a symbolic link or a submodule.
 """
@@ -81,6 +83,8 @@ RUNNER_DEPENDENCIES = frozenset(
     }
 )  # fmt: skip
 COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
+#: Files that declare a package's entry points (``pytest11`` plugins among them).
+PLUGIN_DECLARING_FILES = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})
 #: Folders (and ``.egg-link`` files) that importlib.metadata and pkg_resources read distributions from.
 METADATA_FOLDER_SUFFIXES = (".egg-info", ".dist-info", ".egg")
 #: Modules that make a repository's verdict besides the scripts its test command names: the
@@ -183,6 +187,8 @@ def check(change: Change, policy: RunnerPolicy) -> Refusal | None:
         return refuse("compiled", "compiled code is imported instead of the source the diff shows")
     if is_metadata(parts):
         return refuse("metadata", "package metadata: its entry points register plugins pytest loads first")
+    if name in PLUGIN_DECLARING_FILES and _declares_plugin(name, change.old, change.new):
+        return refuse("metadata", "declares a pytest11 entry point: once installed, pytest loads the plugin")
     if name in SECTIONED_FILES:
         section = _changed_section(name, change.old, change.new, policy.tox)
         if section is not None:
@@ -212,6 +218,37 @@ def module_name(parts: list[str]) -> str:
     if name == "__init__.py" and len(parts) >= 2:
         return parts[-2]
     return name[: -len(".py")] if name.endswith(".py") else ""
+
+
+def _declares_plugin(name: str, old: str | None, new: str | None) -> bool:
+    """Whether the change adds or alters a ``pytest11`` entry point of the package."""
+    if name == "setup.py":
+        # code: only the plain spelling is seen here (an install's result is judged where one runs)
+        return (new or "").count("pytest11") > (old or "").count("pytest11")
+    if name == "setup.cfg":
+        before, after = ini_sections(old or ""), ini_sections(new or "")
+        section = "options.entry_points"
+        changed = before.get(section) != after.get(section)
+        lines = [*after.get(section, []), *before.get(section, [])]
+        return changed and any("pytest11" in line for line in lines)
+    before_toml, after_toml = _toml_root(old), _toml_root(new)
+    return any(_dig(before_toml, keys) != _dig(after_toml, keys) for keys in _TOML_PLUGIN_KEYS)
+
+
+_TOML_PLUGIN_KEYS = (("project", "entry-points", "pytest11"), ("tool", "poetry", "plugins", "pytest11"))
+
+
+def _toml_root(text: str | None) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text or "")
+    except tomllib.TOMLDecodeError:
+        return {"unreadable": True}
+
+
+def _dig(table: Any, keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        table = table.get(key) if isinstance(table, dict) else None
+    return table
 
 
 def _changed_section(name: str, old: str | None, new: str | None, tox: bool) -> str | None:
