@@ -165,6 +165,32 @@ def test_the_official_eval_script_is_split_at_the_reset_of_the_test_files() -> N
     assert "pytest -p tebench_guard -rA tests/test_numbers.py" in tests
 
 
+@pytest.mark.parametrize(
+    ("repo", "version", "install"),
+    [
+        ("django/django", "4.0", "python -m pip install -e ."),  # eval commands export a locale first
+        ("django/django", "1.9", "python setup.py install"),
+        ("astropy/astropy", "4.3", "python -m pip install -e .[test] --verbose"),
+        ("sympy/sympy", "1.12", "python -m pip install -e ."),  # bin/test: no guard, the install still judged
+    ],
+)
+def test_real_specifications_split_with_their_install_in_the_first_phase(
+    repo: str, version: str, install: str
+) -> None:
+    test_patch = "diff --git a/tests/a/tests.py b/tests/a/tests.py\n--- a/tests/a/tests.py\n+++ b/tests/a/tests.py\n@@ -1 +1 @@\n-x\n+y\n"
+    row = {
+        "instance_id": f"{repo.replace('/', '__')}-1", "repo": repo, "version": version, "base_commit": "a" * 40,
+        "environment_setup_commit": "a" * 40, "patch": test_patch.replace("tests/a/tests.py", "a.py"), "test_patch": test_patch,
+        "FAIL_TO_PASS": '["tests/a/tests.py::t"]', "PASS_TO_PASS": "[]",
+    }  # fmt: skip
+    [instance] = SwebenchAdapter(images="official").load_instances([RawRecord(row, "rows.jsonl:1")])
+    first, second = official_images.phase_scripts(instance.payload, guard=True)
+    assert official.specs(repo, version)["install"] == install
+    assert first.splitlines()[-1] == install and install not in second.splitlines()
+    assert f"git checkout {'a' * 40} " in second and "Start Test Output" in second
+    assert "conda activate testbed" in first and "conda activate testbed" in second
+
+
 def _probe(tmp_path: Path, *extra: Path) -> subprocess.CompletedProcess[str]:
     """The probe script as the image's interpreter runs it, with this environment's Python."""
     path = os.pathsep.join([*map(str, extra), str(evidence.PLUGIN_DIR)])
