@@ -173,6 +173,7 @@ def test_the_engine_s_list_is_read_with_folders_mounts_and_contents_told_apart()
             {"Path": SITE, "Kind": 0},
             {"Path": f"{SITE}/evil-1.0.dist-info", "Kind": 1},
             {"Path": f"{SITE}/evil-1.0.dist-info/entry_points.txt", "Kind": 1},
+            {"Path": f"{SITE}/evil-1.0.dist-info/top_level.txt", "Kind": 1},
             {"Path": f"{SITE}/_pytest/skipping.py", "Kind": 2},
             {"Path": "/testbed/pycalc/numbers.py", "Kind": 0},
             {"Path": "/testbed/pycalc.egg-info/entry_points.txt", "Kind": 0},
@@ -181,6 +182,7 @@ def test_the_engine_s_list_is_read_with_folders_mounts_and_contents_told_apart()
         ],
         {
             f"{SITE}/evil-1.0.dist-info/entry_points.txt": entry_points,
+            f"{SITE}/evil-1.0.dist-info/top_level.txt": b"evil_plugin\n\n",
             "/testbed/pycalc.egg-info/entry_points.txt": b"[console_scripts]\n",
         },
     )
@@ -194,6 +196,13 @@ def test_the_engine_s_list_is_read_with_folders_mounts_and_contents_told_apart()
             f"{SITE}/evil-1.0.dist-info/entry_points.txt", "added", "file", digest, ("evil = evil_plugin",)
         ),
         Change(
+            f"{SITE}/evil-1.0.dist-info/top_level.txt",
+            "added",
+            "file",
+            container_digest(b"evil_plugin\n\n"),
+            top_level=("evil_plugin",),
+        ),
+        Change(
             "/testbed/pycalc.egg-info/entry_points.txt",
             "changed",
             "file",
@@ -203,6 +212,7 @@ def test_the_engine_s_list_is_read_with_folders_mounts_and_contents_told_apart()
     ]
     assert sorted(container.read) == [
         "/opt/venv/lib/python3.9/site-packages/evil-1.0.dist-info/entry_points.txt",
+        "/opt/venv/lib/python3.9/site-packages/evil-1.0.dist-info/top_level.txt",
         "/testbed/pycalc.egg-info/entry_points.txt",
     ]
     assert [Change.from_record(c.as_record()) for c in changes] == changes
@@ -210,3 +220,45 @@ def test_the_engine_s_list_is_read_with_folders_mounts_and_contents_told_apart()
 
 def container_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
+
+
+def test_a_non_editable_install_s_copy_of_the_package_under_test_is_the_prediction_s_code() -> None:
+    """requests' spec installs with ``pip install .``: the package is copied into site-packages,
+    the prediction's code and byte code stamped with the install's time differ from gold's."""
+    dist = f"{SITE}/requests-2.26.0.dist-info"
+    gold = [
+        *GOLD,
+        Change(f"{dist}/top_level.txt", "added", "file", "t1", top_level=("requests",)),
+        Change(f"{SITE}/requests/models.py", "added", "file", "gold-code"),
+        Change(f"{SITE}/requests/__pycache__/models.cpython-39.pyc", "added", "file", "gold-time"),
+        Change(f"{SITE}/urllib3/util/retry.py", "changed", "file", "dependency"),
+    ]
+    prediction = [
+        *GOLD,
+        Change(f"{dist}/top_level.txt", "added", "file", "t1", top_level=("requests",)),
+        Change(f"{SITE}/requests/models.py", "added", "file", "its-code"),
+        Change(f"{SITE}/requests/__pycache__/models.cpython-39.pyc", "added", "file", "its-time"),
+        Change(f"{SITE}/urllib3/util/retry.py", "changed", "file", "rewritten"),
+    ]
+    assert _judge(prediction, baseline=gold) == [
+        (
+            "install",
+            f"{SITE}/urllib3/util/retry.py changed by the install; its content differs from gold's install's",
+        )
+    ]
+    # the prediction cannot name the runner as its package: only gold's metadata counts, never pytest
+    claims = Change(f"{SITE}/evil-1.0.dist-info/top_level.txt", "added", "file", "t2", top_level=("_pytest",))
+    rewritten = Change(f"{SITE}/_pytest/reports.py", "changed", "file", "x")
+    assert [rule for rule, _ in _judge([*GOLD, claims, rewritten])] == ["install"]
+    pytest_gold = [
+        *GOLD,
+        Change(f"{SITE}/p.dist-info/top_level.txt", "added", "file", "t", top_level=("_pytest",)),
+    ]
+    assert [rule for rule, _ in _judge([*GOLD, rewritten], baseline=pytest_gold)] == ["install"]
+    # django's `setup.py install`: an egg folder
+    egg = f"{SITE}/Django-1.9-py3.5.egg"
+    gold_egg = [*GOLD, Change(f"{egg}/EGG-INFO/top_level.txt", "added", "file", "t", top_level=("django",))]
+    assert (
+        _judge([*GOLD, Change(f"{egg}/django/db/models/query.py", "added", "file", "x")], baseline=gold_egg)
+        == []
+    )

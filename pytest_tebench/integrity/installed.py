@@ -52,13 +52,15 @@ GIT_OWN = frozenset({".git/index", ".git/index.lock", ".git/ORIG_HEAD", ".git/FE
 class Change:
     """One path the install changed: ``kind`` one of :data:`KINDS`; ``type`` ``file``, ``link``,
     ``dir`` or ``gone``; ``digest`` of a file's content (or a link's target), where it was read;
-    ``pytest11`` the plugins an ``entry_points.txt`` registers."""
+    ``pytest11`` the plugins an ``entry_points.txt`` registers, ``top_level`` the packages a
+    ``top_level.txt`` names."""
 
     path: str
     kind: str
     type: str
     digest: str | None = None
     pytest11: tuple[str, ...] = ()
+    top_level: tuple[str, ...] = ()
 
     def as_record(self) -> dict[str, Any]:
         record: dict[str, Any] = {"path": self.path, "kind": self.kind, "type": self.type}
@@ -66,6 +68,8 @@ class Change:
             record["digest"] = self.digest
         if self.pytest11:
             record["pytest11"] = list(self.pytest11)
+        if self.top_level:
+            record["top_level"] = list(self.top_level)
         return record
 
     @classmethod
@@ -76,6 +80,7 @@ class Change:
             type=str(record["type"]),
             digest=record.get("digest"),
             pytest11=tuple(record.get("pytest11") or ()),
+            top_level=tuple(record.get("top_level") or ()),
         )
 
 
@@ -91,6 +96,15 @@ def pytest11_entries(text: str) -> tuple[str, ...]:
     if not parser.has_section("pytest11"):
         return ()
     return tuple(sorted(f"{name} = {value}" for name, value in parser.items("pytest11")))
+
+
+def top_level_names(text: str) -> tuple[str, ...]:
+    """The packages a ``top_level.txt`` names, one a line."""
+    return tuple(sorted({line.strip() for line in text.splitlines() if line.strip()}))
+
+
+#: Metadata files whose text :func:`findings` reads (the caller passes it parsed).
+READ_FILES = ("entry_points.txt", "top_level.txt")
 
 
 def wants_content(path: str, tree: str) -> bool:
@@ -118,9 +132,16 @@ def findings(
     changes = list(changes)
     base = {change.path: change for change in baseline or ()}
     base_plugins = {entry for change in base.values() for entry in change.pytest11}
+    # a non-editable install (requests' `pip install .`, django's `setup.py install`) copies the
+    # package under test into site-packages: those copies are the prediction's code (and their byte
+    # code is stamped with the install's time), never the runner. Which packages they are, gold's
+    # own metadata says (not the prediction's, which could name pytest's)
+    under_test = {name for change in base.values() for name in change.top_level} - RUNNER_TOP_LEVEL
     found: list[Finding] = []
     for change in changes:
         if change.path.startswith(IGNORED_FOLDERS) or change.type == "dir":
+            continue
+        if _installed_package(change.path) in under_test:
             continue
         if _inside(change.path, tree):
             rel = posixpath.relpath(change.path, tree)
@@ -141,6 +162,18 @@ def findings(
                 found.append(Finding("entry-point", f"{change.path} registers the pytest plugin {entry}"))
     # a file gold's install changed that this one left alone is the image's own: nothing to judge
     return found
+
+
+def _installed_package(path: str) -> str | None:
+    """The top-level package a file in site-packages belongs to (inside an ``.egg`` folder too)."""
+    parts = path.split("/")
+    for folder in ("site-packages", "dist-packages"):
+        if folder in parts[:-1]:
+            rest = parts[parts.index(folder) + 1 :]
+            if len(rest) > 2 and rest[0].endswith(".egg"):
+                rest = rest[1:]
+            return rest[0] if len(rest) > 1 else None
+    return None
 
 
 def _differs(change: Change, gold: Change | None) -> str | None:

@@ -77,9 +77,11 @@ def _read(container: Any, path: str, kind: str) -> installed.Change:
         archive = b"".join(stream)
     except docker.errors.DockerException as exc:
         raise HarnessError(f"cannot read {path} of {container.name}: {exc}") from exc
-    digest, text = _digest(archive, keep_text=posixpath.basename(path) == "entry_points.txt")
-    plugins = installed.pytest11_entries(text) if text is not None else ()
-    return installed.Change(path, kind, "file", digest=digest, pytest11=plugins)
+    name = posixpath.basename(path)
+    digest, text = _digest(archive, keep_text=name in installed.READ_FILES)
+    plugins = installed.pytest11_entries(text) if text is not None and name == "entry_points.txt" else ()
+    top_level = installed.top_level_names(text) if text is not None and name == "top_level.txt" else ()
+    return installed.Change(path, kind, "file", digest=digest, pytest11=plugins, top_level=top_level)
 
 
 def _digest(archive: bytes, *, keep_text: bool) -> tuple[str, str | None]:
