@@ -19,6 +19,11 @@ unless ``--tebench-swebench-network``, no capabilities, ``no-new-privileges``, m
 and time limits) with two differences the images impose: it runs as root (``/testbed`` and the
 conda environment are root's, and the eval script installs into it), and its root file system is
 writable (the tree under test lives in the image; the container is removed afterwards).
+
+Since the eval script re-runs the install after the patch (the prediction's ``setup.py`` or build
+backend then runs as root, before any test), a run is two containers: the install phase, whose
+changes the engine lists and :mod:`pytest_tebench.integrity.installed` judges against gold's, and,
+only when nothing is found, the test phase in a commit of its result (:func:`run`).
 """
 
 from __future__ import annotations
