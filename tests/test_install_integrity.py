@@ -262,3 +262,17 @@ def test_a_non_editable_install_s_copy_of_the_package_under_test_is_the_predicti
         _judge([*GOLD, Change(f"{egg}/django/db/models/query.py", "added", "file", "x")], baseline=gold_egg)
         == []
     )
+
+
+def test_byte_code_is_compared_without_its_source_stamp() -> None:
+    """An editable install rewrites its finder module at every install: the same code compiles to
+    byte code that differs only in the source's stamp (bytes 8 to 16)."""
+    finder = f"{SITE}/__pycache__/__editable___astropy_finder.cpython-39.pyc"
+    magic, code = b"\x61\x0d\x0d\x0a\x00\x00\x00\x00", b"\xe3marshalled code"
+    first = _Container([{"Path": finder, "Kind": 1}], {finder: magic + b"STAMP001" + code})
+    second = _Container([{"Path": finder, "Kind": 1}], {finder: magic + b"STAMP002" + code})
+    forged = _Container([{"Path": finder, "Kind": 1}], {finder: magic + b"STAMP001" + b"\xe3other code"})
+    [a], [b], [c] = (
+        official_install.engine_changes(x, tree="/testbed", mounts=()) for x in (first, second, forged)
+    )
+    assert a.digest == b.digest == container_digest(magic + code) and c.digest != a.digest

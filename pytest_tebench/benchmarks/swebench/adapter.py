@@ -98,7 +98,7 @@ OFFICIAL_VERSION = 3
 NO_BASELINE = "none (the gold run left no guard record)"
 NO_INSTALL_BASELINE = "none (gold's patch does not apply): runner and start-up files judged alone"
 #: Part of the stored install baselines' keys: bump when what is recorded of an install changes.
-INSTALL_CHECK_VERSION = 2
+INSTALL_CHECK_VERSION = 3
 #: JUnit properties of the ``swebench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (
     "repo", "version", "python", "image", "resolved", "resolution",

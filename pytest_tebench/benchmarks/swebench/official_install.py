@@ -78,14 +78,21 @@ def _read(container: Any, path: str, kind: str) -> installed.Change:
     except docker.errors.DockerException as exc:
         raise HarnessError(f"cannot read {path} of {container.name}: {exc}") from exc
     name = posixpath.basename(path)
-    digest, text = _digest(archive, keep_text=name in installed.READ_FILES)
+    digest, text = _digest(archive, keep_text=name in installed.READ_FILES, byte_code=name.endswith(".pyc"))
     plugins = installed.pytest11_entries(text) if text is not None and name == "entry_points.txt" else ()
     top_level = installed.top_level_names(text) if text is not None and name == "top_level.txt" else ()
     return installed.Change(path, kind, "file", digest=digest, pytest11=plugins, top_level=top_level)
 
 
-def _digest(archive: bytes, *, keep_text: bool) -> tuple[str, str | None]:
-    """The sha256 of the one file of a tar archive, and its text when asked."""
+#: A byte-code file's header: magic and flags (4 bytes each), then the source's stamp (8 bytes).
+_PYC_STAMP = slice(8, 16)
+
+
+def _digest(archive: bytes, *, keep_text: bool, byte_code: bool = False) -> tuple[str, str | None]:
+    """The sha256 of the one file of a tar archive, and its text when asked. Of ``byte_code``, the
+    source's stamp (its modification time and size, or its hash) is left out: an install rewrites
+    sources it did not change (the editable finder), and the same code then differs only there;
+    the source itself is compared on its own."""
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         for member in tar:
             content = tar.extractfile(member) if member.isfile() else None
@@ -93,6 +100,8 @@ def _digest(archive: bytes, *, keep_text: bool) -> tuple[str, str | None]:
                 return f"type:{member.type!r}", None
             data = content.read()
             text = data.decode("utf-8", errors="replace") if keep_text else None
+            if byte_code and len(data) >= _PYC_STAMP.stop:
+                data = data[: _PYC_STAMP.start] + data[_PYC_STAMP.stop :]
             return hashlib.sha256(data).hexdigest()[:32], text
     return "empty", None
 
