@@ -43,8 +43,13 @@ PLUGIN = "tebench_guard"
 PLUGIN_DIR = Path(__file__).resolve().parent / "sandbox"
 #: Bump when the record or the rules change (part of stored baselines' keys).
 GUARD_VERSION = 1
-#: The plugin's own content: a stored baseline made by another plugin is not compared with.
-GUARD_DIGEST = hashlib.sha256((PLUGIN_DIR / f"{PLUGIN}.py").read_bytes()).hexdigest()[:16]
+#: The launcher of runner scripts that are not pytest (``python -m tebench_run SCRIPT ARGS``).
+LAUNCHER = "tebench_run"
+#: The guards' own content (plugin, launcher, what they share): a stored baseline made by another
+#: guard is not compared with.
+GUARD_DIGEST = hashlib.sha256(
+    b"".join(path.name.encode() + path.read_bytes() for path in sorted(PLUGIN_DIR.glob("*.py")))
+).hexdigest()[:16]
 #: Log statuses that SWE-bench counts as a test's success, and what the guard must have seen.
 SUCCESS_OUTCOMES: Mapping[str, str] = {"PASSED": "passed", "XFAIL": "xfailed"}
 
