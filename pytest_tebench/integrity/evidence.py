@@ -1,4 +1,6 @@
-"""The host's reading of the in-process guard's record (:mod:`.sandbox.tebench_guard`).
+"""The host's reading of the in-process guard's record (:mod:`.sandbox.tebench_guard` under pytest,
+:mod:`.sandbox.tebench_run` for a runner script: one record format, ``hooks`` and ``item_classes``
+empty for the latter).
 
 The guard runs in the process it watches, so its record is evidence, not proof: it is compared
 with what the host knows independently. A run is *tampered* when

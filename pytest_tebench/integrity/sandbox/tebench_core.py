@@ -206,6 +206,13 @@ class Output(object):
         if self.written:
             return
         self.written = True
+        # what the process printed so far goes first (before 3.9, a standard error that is not a
+        # terminal is block-buffered: an "ok" would otherwise follow the record, off its test's line)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
         line = "\n%s %s %s\n" % (MARK, self.nonce, json.dumps(record, sort_keys=True))
         data = line.encode("utf-8", "replace")
         while data:
