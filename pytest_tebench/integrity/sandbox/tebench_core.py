@@ -15,6 +15,7 @@ environments (django 1.x/2.x official images) go back to 3.5.
 """
 
 import builtins
+import contextlib
 import hashlib
 import json
 import os
@@ -209,10 +210,8 @@ class Output(object):
         # what the process printed so far goes first (before 3.9, a standard error that is not a
         # terminal is block-buffered: an "ok" would otherwise follow the record, off its test's line)
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(Exception):
                 stream.flush()
-            except Exception:
-                pass
         line = "\n%s %s %s\n" % (MARK, self.nonce, json.dumps(record, sort_keys=True))
         data = line.encode("utf-8", "replace")
         while data:
