@@ -73,3 +73,68 @@ def test_runner_scripts_are_guarded_gold_resolves_and_hostile_predictions_are_ta
             assert ("unconfirmed", f"{f2p}: the log says PASSED, the runner saw failed") in rules
         else:
             assert rules == {("changed", "symcalc.testing.runtests:PyTestReporter.test_fail")}
+
+
+def test_an_official_image_runs_a_runner_script_under_the_launcher(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """``--tebench-swebench-images=official`` on symcalc: an image in the official layout (made
+    here as test_swebench_official_docker.py makes pycalc's), gold and the reporter patch."""
+    from test_swebench_official_docker import _official_layout_image
+
+    from pytest_tebench.benchmarks.base import EvalContext
+    from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
+    from pytest_tebench.instance.datasets import RawRecord
+    from pytest_tebench.run import docker_image
+    from pytest_tebench.workspace.repos import RepositoryStore
+
+    project, model = rp.SYMCALC, MODELS["symcalc"]
+    rp.register(project)
+    repos = tmp_path / "repos"
+    row = rp.mirror(project, repos, tmp_path / "work")
+    adapter = SwebenchAdapter(timeout=300, images="build")
+    [instance] = adapter.load_instances([RawRecord(row, "rows.jsonl:1")])
+    context = EvalContext(
+        cache_dir=tmp_path / "cache",
+        work_dir=tmp_path / "workspaces",
+        repos=RepositoryStore(tmp_path / "cache", local_dirs=(repos,), allow_network=False, embedded={}),
+    )
+    image = _official_layout_image(
+        tmp_path, row, repos / project.repo, adapter.prepare(instance, context).image
+    )
+    try:
+        dataset = pytester.path / "rows.jsonl"
+        dataset.write_text(json.dumps(row) + "\n")
+        predictions = pytester.path / "preds.jsonl"
+        hostile = rp.hostile_patch(project, model, tmp_path / "work")
+        predictions.write_text(
+            "".join(
+                json.dumps({"instance_id": project.instance_id, "model_name_or_path": m, "model_patch": p})
+                + "\n"
+                for m, p in [("gold-copy", row["patch"]), (model, hostile)]
+            )
+        )
+        report = tmp_path / "report.json"
+        result = pytester.runpytest(
+            "-p", "no:cacheprovider", "--tebench-benchmark=swebench", f"--tebench-dataset={dataset}",
+            f"--tebench-predictions={predictions}", f"--tebench-cache-dir={tmp_path / 'cache'}",
+            "--tebench-swebench-images=official", f"--tebench-report={report}",
+        )  # fmt: skip
+        result.assert_outcomes(passed=1, failed=1)
+        records = {r["model_name_or_path"]: r for r in json.loads(report.read_text())["results"]}
+        gold = records["gold-copy"]
+        assert (gold["swebench"]["environment"], gold["swebench"]["image"]) == ("official", image)
+        assert (gold["status"], gold["swebench"]["resolved"]) == ("evaluated", True)
+        assert gold["guard"] == {"active": True, "records": 1, "baseline": "gold run", "findings": []}
+        tampered = records[model]
+        assert tampered["swebench"]["resolution"] == "RESOLVED_FULL"
+        assert (tampered["status"], tampered["swebench"]["resolved"]) == ("tampered", False)
+        assert [f["detail"].split(" rebound")[0] for f in tampered["guard"]["findings"]] == [
+            "symcalc.testing.runtests:PyTestReporter.test_fail"
+        ]
+    finally:
+        client = docker_image.connect()
+        try:
+            client.images.remove(image, force=True)
+        finally:
+            client.close()
