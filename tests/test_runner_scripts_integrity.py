@@ -283,3 +283,21 @@ def test_an_official_image_runs_a_runner_script_under_the_launcher(tmp_path: Pat
         check=False,
     )
     assert missing.returncode == 3 and missing.stdout.startswith("the guard's launcher does not load")
+
+
+def test_an_official_image_is_probed_for_the_guard_its_command_takes(tmp_path: Path) -> None:
+    """The launcher needs only the image's Python (no pytest): its probe is asked for a runner
+    script, the plugin's for pytest, and a failure says which could not load."""
+    from test_swebench_official_integrity import _Executor
+
+    from pytest_tebench.benchmarks.swebench import official_images
+    from pytest_tebench.run.executor import StepResult
+
+    failed = StepResult("swebench-guard-probe", (), 3, False, 0.1, "the guard's launcher does not load: x\n")
+    executor = _Executor(failed)
+    reason = official_images.guard_probe(executor, "img", scratch_parent=tmp_path, kind="script")
+    assert reason == "the guard cannot run in img (exit 3): the guard's launcher does not load: x"
+    official_images.guard_probe(executor, "img", scratch_parent=tmp_path)
+    [script, plugin] = [step.argv[-1] for step, _ in executor.steps]
+    assert shlex.quote(official_images.LAUNCHER_PROBE) in script and "import tebench_run" in script
+    assert shlex.quote(official_images.GUARD_PROBE) in plugin and "tebench_run" not in plugin
