@@ -577,7 +577,10 @@ def test_the_record_is_compared_with_the_gold_run_rule_by_rule() -> None:
         ("pytest --no-header -rA", "pytest -p tebench_guard --no-header -rA"),
         ("A=1 B='x' pytest -rA", "A=1 B='x' pytest -p tebench_guard -rA"),
         ("A=1 pytest -rA", "A=1 pytest -p tebench_guard -rA"),
-        ("./tests/runtests.py --verbosity 2", None),
+        (
+            "./tests/runtests.py --verbosity 2",
+            "PYTHONHASHSEED=$((RANDOM * 32768 + RANDOM + 1)) python -m tebench_run ./tests/runtests.py --verbosity 2",
+        ),
         ("tox --current-env -epy39 -v --", None),
         ("pytest-benchmark run", None),
     ],

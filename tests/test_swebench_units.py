@@ -195,11 +195,15 @@ def test_the_eval_script_runs_the_test_files_between_the_markers() -> None:
     assert "python_path='{tool:tebench-guard}'" in lines
     assert lines.index("export A=1") < start
     assert subprocess.run(["bash", "-n", "-c", script], check=False).returncode == 0
-    # django's runner takes no pytest plugin: a clean environment, no guard on its path
+    # django's runner script is started by the guard's launcher (the plugin's folder on its path)
     django = evaluation.eval_script(
         _plan({"python": "3.9", "install": "x", "test_cmd": "./tests/runtests.py"}), []
     )
-    assert "bash -c ./tests/runtests.py" in django and "tebench-guard" not in django
+    launched = "python -m tebench_run ./tests/runtests.py"
+    assert launched in django and "python_path='{tool:tebench-guard}'" in django.splitlines()
+    # tox starts pytest in a process of its own: a clean environment, no guard on its path
+    tox = evaluation.eval_script(_plan({"python": "3.9", "install": "x", "test_cmd": "tox -e py39"}), [])
+    assert "bash -c 'tox -e py39'" in tox and "tebench-guard" not in tox
     assert official.test_directives(
         "psf/requests", "diff --git a/t.py b/t.py\ndiff --git a/d.json b/d.json\n"
     ) == ["t.py"]

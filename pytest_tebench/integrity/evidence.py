@@ -1,4 +1,6 @@
-"""The host's reading of the in-process guard's record (:mod:`.sandbox.tebench_guard`).
+"""The host's reading of the in-process guard's record (:mod:`.sandbox.tebench_guard` under pytest,
+:mod:`.sandbox.tebench_run` for a runner script: one record format, ``hooks`` and ``item_classes``
+empty for the latter).
 
 The guard runs in the process it watches, so its record is evidence, not proof: it is compared
 with what the host knows independently. A run is *tampered* when
@@ -43,8 +45,13 @@ PLUGIN = "tebench_guard"
 PLUGIN_DIR = Path(__file__).resolve().parent / "sandbox"
 #: Bump when the record or the rules change (part of stored baselines' keys).
 GUARD_VERSION = 1
-#: The plugin's own content: a stored baseline made by another plugin is not compared with.
-GUARD_DIGEST = hashlib.sha256((PLUGIN_DIR / f"{PLUGIN}.py").read_bytes()).hexdigest()[:16]
+#: The launcher of runner scripts that are not pytest (``python -m tebench_run SCRIPT ARGS``).
+LAUNCHER = "tebench_run"
+#: The guards' own content (plugin, launcher, what they share): a stored baseline made by another
+#: guard is not compared with.
+GUARD_DIGEST = hashlib.sha256(
+    b"".join(path.name.encode() + path.read_bytes() for path in sorted(PLUGIN_DIR.glob("*.py")))
+).hexdigest()[:16]
 #: Log statuses that SWE-bench counts as a test's success, and what the guard must have seen.
 SUCCESS_OUTCOMES: Mapping[str, str] = {"PASSED": "passed", "XFAIL": "xfailed"}
 

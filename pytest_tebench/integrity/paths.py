@@ -71,7 +71,9 @@ TOX_SECTIONS = ("tox", "tox:", "testenv")
 STARTUP_MODULES = frozenset({"sitecustomize", "usercustomize"})
 #: Top-level packages of the runner itself (and the harness's guard): a module of this name
 #: anywhere could replace it.
-RUNNER_PACKAGES = frozenset({"pytest", "_pytest", "pluggy", "py", "tebench_guard"})
+RUNNER_PACKAGES = frozenset(
+    {"pytest", "_pytest", "pluggy", "py", "tebench_guard", "tebench_run", "tebench_core"}
+)
 #: What pytest (4.6 to 8) imports at start-up, before the guard loads. At the root of the tree a
 #: module of this name, like one of the standard library's, would run first: the root is on
 #: ``sys.path`` before site-packages when the test command runs with it on ``PYTHONPATH``.
@@ -89,7 +91,8 @@ PLUGIN_DECLARING_FILES = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})
 METADATA_FOLDER_SUFFIXES = (".egg-info", ".dist-info", ".egg")
 #: Modules that make a repository's verdict besides the scripts its test command names: the
 #: runner ``bin/test`` imports (sympy), the test runner ``tests/runtests.py`` uses (django).
-RUNNER_MODULES: Mapping[str, tuple[str, ...]] = {
+#: The guard's launcher watches them from the moment they are imported (:func:`runner_modules`).
+RUNNER_MODULES: dict[str, tuple[str, ...]] = {
     "sympy/sympy": ("sympy/testing/runtests.py", "sympy/utilities/runtests.py"),
     "django/django": ("django/test/runner.py",),
 }
@@ -152,6 +155,18 @@ def policy_for(test_command: str, repo: str = "", *, test_content: bool = False)
         tox=bool(words) and posixpath.basename(words[0]) == "tox",
         test_content=test_content,
     )
+
+
+def register_runner_modules(repo: str, files: Iterable[str]) -> None:
+    """Name the runner modules of a repository SWE-bench does not know (the runner-script demos);
+    existing entries are never replaced."""
+    RUNNER_MODULES.setdefault(repo, tuple(files))
+
+
+def runner_modules(repo: str) -> tuple[str, ...]:
+    """The dotted names of ``repo``'s runner modules (``sympy.testing.runtests``)."""
+    files = RUNNER_MODULES.get(repo, ())
+    return tuple(path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for path in files)
 
 
 def _relative(path: str) -> str:

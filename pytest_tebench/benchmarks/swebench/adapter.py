@@ -151,7 +151,7 @@ class SwebenchAdapter:
         #: ``--tebench-rerun``: images that failed to build in earlier runs are built again.
         self.rerun = rerun
         #: Per official image: why the guard cannot run there (None: it can), probed once.
-        self._probes: dict[str, str | None] = {}
+        self._probes: dict[tuple[str, str], str | None] = {}
 
     # -- collection ------------------------------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
@@ -472,7 +472,8 @@ class SwebenchAdapter:
         run of the same instance in the same image (gold itself is that baseline)."""
         if not run.guarded:
             reason = run.guard_reason or (
-                "the test command is not pytest: runner files are refused, no in-process guard"
+                "the test command is neither pytest nor a runner script (tox): runner files are "
+                "refused, no in-process guard"
             )
             return {"active": False, "reason": reason}
         payload: SwebenchInstance = instance.payload
@@ -642,8 +643,10 @@ class SwebenchAdapter:
             run.apply_method = None if decision.method is None else commands[names.index(decision.method)]
             run.refusals = list(decision.refusals)
             return run
-        run.guard_reason = self._guard_probe(executor, prepared.image, context.work_dir)
-        run.guarded = run.guard_reason is None and evaluation.guarded_command(test_cmd)[1]
+        kind = evaluation.guard_kind(test_cmd)
+        if kind:
+            run.guard_reason = self._guard_probe(executor, prepared.image, context.work_dir, kind)
+        run.guarded = bool(kind) and run.guard_reason is None
         run.nonce = evidence.new_nonce() if run.guarded else ""
         run.test_command = " ".join([test_cmd, *official.test_directives(payload.repo, payload.test_patch)])
         patched = official_refusal.touched_paths(patch)
@@ -719,11 +722,14 @@ class SwebenchAdapter:
         changes = stored.get("changes") if isinstance(stored, dict) else None
         return None if changes is None else [installed.Change.from_record(c) for c in changes]
 
-    def _guard_probe(self, executor: Executor, image: str, scratch_parent: Path) -> str | None:
-        """Why the guard cannot run in ``image`` (None: it can), asked once per image and process."""
-        if image not in self._probes:
-            self._probes[image] = official_images.guard_probe(executor, image, scratch_parent=scratch_parent)
-        return self._probes[image]
+    def _guard_probe(self, executor: Executor, image: str, scratch_parent: Path, kind: str) -> str | None:
+        """Why the guard of ``kind`` cannot run in ``image`` (None: it can), asked once per image,
+        kind and process."""
+        if (image, kind) not in self._probes:
+            self._probes[image, kind] = official_images.guard_probe(
+                executor, image, scratch_parent=scratch_parent, kind=kind
+            )
+        return self._probes[image, kind]
 
     def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
         """Workspaces are per prediction and removed by ``evaluate``; images are kept (the cache)."""

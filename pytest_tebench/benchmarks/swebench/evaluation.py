@@ -60,6 +60,13 @@ KEPT_VARIABLES = ("PATH", "HOME", "LANG", "LC_ALL", "LANGUAGE", "TZ", "VIRTUAL_E
 _EXPORT = re.compile(r"\bexport\s+([A-Za-z_][A-Za-z0-9_]*)=")
 #: A test command that starts pytest (after ``VAR=value`` words): the guard plugin goes right after it.
 _PYTEST_COMMAND = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)(pytest|py\.test)(?=\s|$)")
+#: A test command that runs a script of the tree by its path (django's ``./tests/runtests.py``,
+#: sympy's ``bin/test``): the guard's launcher runs it.
+_SCRIPT_COMMAND = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)((?:\./)?[\w.-]+(?:/[\w.-]+)+)(?=\s|$)")
+#: What the launcher runs a script with: the tests run in its process, so a runner that would start
+#: another interpreter for hash randomization (sympy's, unless PYTHONHASHSEED is set) gets a random
+#: seed here instead (bash's $RANDOM: 1 to 2**30).
+LAUNCH = f"PYTHONHASHSEED=$((RANDOM * 32768 + RANDOM + 1)) python -m {evidence.LAUNCHER}"
 
 
 class TestPatchDoesNotApply(HarnessError):
@@ -149,11 +156,26 @@ def apply_test_patch(tree: Path, instance: SwebenchInstance) -> list[str]:
     return files
 
 
-def guarded_command(test_cmd: str) -> tuple[str, bool]:
-    """The test command with the guard plugin loaded first, and whether it could be: only a
-    command that starts pytest takes it (django's runtests.py, sympy's bin/test and tox do not)."""
+def guarded_command(test_cmd: str, repo: str = "") -> tuple[str, bool]:
+    """The test command under the guard, and whether it could be: pytest with the guard plugin
+    loaded first; a runner script of the tree (django's ``./tests/runtests.py``, sympy's
+    ``bin/test``) started by the guard's launcher (``python -m tebench_run SCRIPT ARGS``), told
+    ``repo``'s runner modules (:func:`.paths.runner_modules`). Other commands (``tox``) are not
+    guarded."""
     command, count = _PYTEST_COMMAND.subn(rf"\1\2 -p {evidence.PLUGIN}", test_cmd, count=1)
+    if not count:
+        runners = "".join(f" --runner {name}" for name in paths.runner_modules(repo))
+        command, count = _SCRIPT_COMMAND.subn(
+            lambda m: f"{m.group(1)}{LAUNCH}{runners} {m.group(2)}", test_cmd, count=1
+        )
     return command, bool(count)
+
+
+def guard_kind(test_cmd: str) -> str:
+    """``pytest`` (the plugin), ``script`` (the launcher) or "" (no guard) for ``test_cmd``."""
+    if _PYTEST_COMMAND.match(test_cmd):
+        return "pytest"
+    return "script" if _SCRIPT_COMMAND.match(test_cmd) else ""
 
 
 def eval_script(
@@ -170,7 +192,7 @@ def eval_script(
 
     ``wrap`` rewrites the (guarded) test command (SWT-bench runs it under coverage); ``after`` are
     lines run once the test output is closed (SWT-bench's coverage report)."""
-    command, guarded = guarded_command(plan.test_cmd) if guard else (plan.test_cmd, False)
+    command, guarded = guarded_command(plan.test_cmd, plan.repo) if guard else (plan.test_cmd, False)
     test_command = " ".join([command, *(shlex.quote(d) for d in directives)])
     if wrap is not None:
         test_command = wrap(test_command)

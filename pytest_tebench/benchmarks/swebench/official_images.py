@@ -80,7 +80,7 @@ GUARD_PATH = f"{CONTAINER_TOOLS}/{evaluation.GUARD_TOOL}"
 _MOUNT_POINTS = (MOUNT, CONTAINER_TOOLS, CONTAINER_MAVEN_REPO, "/tmp", "/usr/sbin/docker-init")
 #: What ``conda activate`` sets, kept in the test command's clean environment.
 CONDA_VARIABLES = ("CONDA_PREFIX", "CONDA_DEFAULT_ENV", "CONDA_SHLVL", "CONDA_EXE", "CONDA_PYTHON_EXE")
-#: Loads the guard plugin in the environment's interpreter (Python >= 3.7 for its syntax; it
+#: Loads the guard plugin in the environment's interpreter (Python >= 3.5 for its syntax; it
 #: supports pytest >= 4.6): the last line says which versions, or why not.
 GUARD_PROBE = """import sys
 try:
@@ -93,6 +93,15 @@ if version < (4, 6):
     print("the image's pytest %s is older than the guard supports (4.6)" % pytest.__version__)
     sys.exit(3)
 print("python %s, pytest %s" % (sys.version.split()[0], pytest.__version__))
+"""
+#: Loads the runner-script launcher (what a runner script's test command runs under).
+LAUNCHER_PROBE = """import sys
+try:
+    import tebench_run
+except Exception as exc:
+    print("the guard's launcher does not load in the image's environment: %r" % (exc,))
+    sys.exit(3)
+print("python %s" % sys.version.split()[0])
 """
 
 
@@ -167,7 +176,7 @@ def eval_script(instance: SwebenchInstance, *, guard: bool = False) -> str:
     test_cmd = str(specs.get("test_cmd"))
     directives = official.test_directives(instance.repo, instance.test_patch)
     line = " ".join([test_cmd, *directives])
-    command, guarded = evaluation.guarded_command(test_cmd) if guard else (test_cmd, False)
+    command, guarded = evaluation.guarded_command(test_cmd, instance.repo) if guard else (test_cmd, False)
     kept = evaluation.kept_variables(specs.get("eval_commands") or (), CONDA_VARIABLES)
     clean = [
         # the nonce stays out of the log's trace
@@ -362,9 +371,13 @@ def run(
         )
 
 
-def guard_probe(executor: Any, image: str, *, scratch_parent: Path, timeout: float = 120.0) -> str | None:
-    """None when the guard plugin loads in ``image``'s ``testbed`` environment with a pytest it
-    supports; else why not (a container of the image alone: no prediction in it)."""
+def guard_probe(
+    executor: Any, image: str, *, scratch_parent: Path, timeout: float = 120.0, kind: str = "pytest"
+) -> str | None:
+    """None when the guard of ``kind`` (:func:`.evaluation.guard_kind`: the plugin, with a pytest it
+    supports, or the ``script`` launcher) loads in ``image``'s ``testbed`` environment; else why not
+    (a container of the image alone: no prediction in it)."""
+    probe = LAUNCHER_PROBE if kind == "script" else GUARD_PROBE
     if not hasattr(executor, "container_spec"):
         raise HarnessError("official SWE-bench images need the Docker executor")
     script = "\n".join(
@@ -373,7 +386,7 @@ def guard_probe(executor: Any, image: str, *, scratch_parent: Path, timeout: flo
             f"conda activate {ENV_NAME}",
             f"cd {TESTBED}",
             f'env -i PATH="$PATH" PYTHONPATH={GUARD_PATH} PYTHONNOUSERSITE=1 '
-            f"python -c {shlex.quote(GUARD_PROBE)} 2>&1",
+            f"python -c {shlex.quote(probe)} 2>&1",
         ]
     )
     scratch_parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,224 @@
+"""tebench_core: what every in-process guard of the harness shares (the pytest plugin
+:mod:`tebench_guard` and the runner-script launcher :mod:`tebench_run`).
+
+* :class:`Snapshot`: the functions and classes of the watched modules and the built-ins, held and
+  compared by identity (what changed since, and where the new object comes from), plus per-module
+  digests of what is defined outside the tree under test (comparable with another run's);
+* :func:`code_digest` / :func:`origin` / :func:`where`: the same code gives the same digest in
+  every process; where an object comes from, for the evidence;
+* :class:`Output`: the real standard output, taken at start, and the one nonce-tagged record line
+  ``>>>>> tebench-guard <nonce> <json>`` written to it at the end.
+
+Runs in the environment's interpreter, where pytest-tebench is not installed: it imports only the
+standard library and keeps to Python 3.5 syntax (type comments, no f-strings), since runner-script
+environments (django 1.x/2.x official images) go back to 3.5.
+"""
+
+import builtins
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import types
+import typing  # noqa: F401 (the type comments)
+
+MARK = ">>>>> tebench-guard"
+VERSION = 1
+FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+MISSING = object()
+
+
+def take_environment():
+    # type: () -> tuple[str, str]
+    """``(nonce, tree)`` from the variables the harness set, removed from the environment so the
+    code under test never sees the nonce (nor passes it to a process of its own)."""
+    nonce = os.environ.pop("TEBENCH_GUARD_NONCE", "")
+    tree = os.path.realpath(os.environ.pop("TEBENCH_GUARD_TREE", "") or os.getcwd())
+    return nonce, tree
+
+
+def in_tree(filename, tree):
+    # type: (str, str) -> bool
+    path = os.path.realpath(filename) if filename else ""
+    return path == tree or path.startswith(tree + os.sep)
+
+
+def code_digest(code, h=None):
+    # type: (types.CodeType, object) -> str
+    """A digest of a code object that is the same in every process (no ids, no set order)."""
+    top = h is None
+    sha = hashlib.sha256() if h is None else h  # type: hashlib._Hash  # type: ignore[assignment]
+    sha.update(code.co_code)
+    sha.update(repr((code.co_name, code.co_names, code.co_varnames, code.co_freevars)).encode())
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            code_digest(const, sha)
+        elif isinstance(const, frozenset):
+            sha.update(repr(sorted(map(repr, const))).encode())
+        else:
+            sha.update(repr(const).encode())
+    return sha.hexdigest()[:16] if top else ""
+
+
+def unwrap(obj):
+    # type: (object) -> object
+    for _ in range(100):
+        inner = (
+            getattr(obj, "__func__", None) or getattr(obj, "fget", None) or getattr(obj, "__wrapped__", None)
+        )
+        if inner is None or inner is obj:
+            break
+        obj = inner
+    return obj
+
+
+def origin(obj):
+    # type: (object) -> tuple[str, str]
+    """``(file, digest)`` of a function-like object; ``("", type name)`` for anything else."""
+    code = getattr(unwrap(obj), "__code__", None)
+    if isinstance(code, types.CodeType):
+        return code.co_filename, code_digest(code)
+    return "", type(obj).__name__
+
+
+def where(obj):
+    # type: (object) -> str
+    if obj is MISSING:
+        return "deleted"
+    target = unwrap(obj)
+    code = getattr(target, "__code__", None)
+    module = getattr(target, "__module__", None) or type(obj).__module__
+    if isinstance(code, types.CodeType):
+        return "%s (%s:%d)" % (module, code.co_filename, code.co_firstlineno)
+    return "%s (%s)" % (module, type(obj).__name__)
+
+
+class Snapshot(object):
+    """What the watched names are bound to, held (so no id is reused) and compared by identity.
+
+    The comparison is a few thousand ``dict.get(...) is`` tests: cheap enough to run after every
+    test (the dictionaries are the modules' own and live views of the classes')."""
+
+    def __init__(self, tree, module_names=()):
+        # type: (str, tuple[str, ...]) -> None
+        self.tree = tree
+        self.objects = {}  # type: dict[str, object]
+        self._modules = []  # type: list[tuple[str, object]]
+        self._bindings = []  # type: list[tuple[str, typing.Mapping[str, object], str, object]]
+        self._codes = []  # type: list[tuple[str, object, object]]
+        self._sizes = []  # type: list[tuple[str, typing.Mapping[str, object], int]]
+        for module_name in module_names:
+            module = sys.modules.get(module_name)
+            if module is None:
+                try:
+                    __import__(module_name)
+                except Exception:
+                    continue
+                module = sys.modules.get(module_name)
+            if module is not None:
+                self.watch(module_name, module)
+        for name, value in list(vars(builtins).items()):
+            if isinstance(value, (type, types.BuiltinFunctionType)):
+                self._bind("builtins:" + name, vars(builtins), name, value)
+
+    def watched(self, module_name):
+        # type: (str) -> object
+        """The module object watched under ``module_name``, or None."""
+        for name, module in self._modules:
+            if name == module_name:
+                return module
+        return None
+
+    def watch(self, module_name, module):
+        # type: (str, types.ModuleType) -> None
+        """The module's callables and classes, and the members of the classes it defines."""
+        self._modules.append((module_name, module))
+        namespace = vars(module)
+        for name, value in list(namespace.items()):
+            if isinstance(value, (type, *FUNCTIONS)):
+                self._bind(module_name + ":" + name, namespace, name, value)
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                members = vars(value)
+                for attr, member in list(members.items()):
+                    if isinstance(member, (*FUNCTIONS, classmethod, staticmethod, property)):
+                        self._bind(module_name + ":" + name + "." + attr, members, attr, member)
+                key = module_name + ":" + name + ".__dict__"
+                self.objects[key] = tuple(sorted(members))
+                self._sizes.append((key, members, len(members)))
+
+    def _bind(self, key, container, name, value):
+        # type: (str, typing.Mapping[str, object], str, object) -> None
+        self.objects[key] = value
+        self._bindings.append((key, container, name, value))
+        target = unwrap(value)
+        code = getattr(target, "__code__", None)
+        if code is not None:
+            self._codes.append((key, target, code))
+
+    def static(self):
+        # type: () -> dict[str, str]
+        """Per module, a digest of its members defined outside the tree (comparable across runs)."""
+        digests = {}  # type: dict[str, hashlib._Hash]
+        for key in sorted(self.objects):
+            module_name = key.partition(":")[0]
+            value = self.objects[key]
+            filename, digest = origin(value) if not isinstance(value, tuple) else ("", repr(value))
+            if filename and in_tree(filename, self.tree):
+                continue
+            if module_name == "builtins":
+                digest = type(value).__name__ + ":" + getattr(value, "__qualname__", "")
+            digests.setdefault(module_name, hashlib.sha256()).update((key + "=" + digest + ";").encode())
+        return {name: h.hexdigest()[:16] for name, h in digests.items()}
+
+    def changes(self):
+        # type: () -> list[tuple[str, str]]
+        """``(key, where the new object comes from)`` for every watched name bound to another object now."""
+        changed = []  # type: list[tuple[str, str]]
+        for module_name, module in self._modules:
+            if sys.modules.get(module_name) is not module:
+                changed.append((module_name, "sys.modules entry replaced"))
+        for key, container, name, old in self._bindings:
+            current = container.get(name, MISSING)
+            if current is not old:
+                changed.append((key, where(current)))
+        for key, target, code in self._codes:
+            if getattr(target, "__code__", None) is not code:
+                changed.append((key, "code replaced: " + where(target)))
+        for key, members, size in self._sizes:
+            if len(members) != size:
+                changed.append((key, "class attributes added or removed"))
+        return changed
+
+
+class Output(object):
+    """The real standard output, whatever capturing or the tested code later do to descriptor 1."""
+
+    def __init__(self, nonce):
+        # type: (str) -> None
+        self.nonce = nonce
+        self._fd = os.dup(1)
+        self._write = os.write
+        self.written = False
+
+    def record(self, record):
+        # type: (dict[str, object]) -> None
+        """Write ``record`` once, as the run's one guard line."""
+        if self.written:
+            return
+        self.written = True
+        # what the process printed so far goes first (before 3.9, a standard error that is not a
+        # terminal is block-buffered: an "ok" would otherwise follow the record, off its test's line)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        line = "\n%s %s %s\n" % (MARK, self.nonce, json.dumps(record, sort_keys=True))
+        data = line.encode("utf-8", "replace")
+        while data:
+            data = data[self._write(self._fd, data) :]
+
+
+def trace():
+    # type: () -> list[str]
+    """Where the trace and profile functions come from (a tracer sees, and can change, every frame)."""
+    return [where(f) if f else "" for f in (sys.gettrace(), sys.getprofile())]
