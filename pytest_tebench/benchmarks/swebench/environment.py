@@ -303,10 +303,8 @@ def plan_environment(
     assert spec is not None
     python = str(spec.get("python", ""))
     suite = SUITE_FOR_PYTHON[python]
-    # a pip that knows --uploaded-prior-to, then PyPI as it stood at pypi_date for everything else
-    setup = ["python -m pip install --upgrade pip"]
-    if pypi_date:
-        setup.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(pypi_date)}")
+    # the newest pip the Python has, then PyPI as it stood at pypi_date for everything else
+    setup = ["python -m pip install --upgrade pip", *date_rule_lines(python, pypi_date)]
     setup.append("python -m pip install --upgrade setuptools wheel")
     packages = str(spec.get("packages", "") or "")
     requirements = ""
@@ -329,9 +327,7 @@ def plan_environment(
         setup.append(f"python -m pip install {packages}")
     pins = [str(p) for p in spec.get("pip_packages") or []]
     exact = [p for p in pins if EXACT_PIN.fullmatch(p)]
-    # pip learnt --uploaded-prior-to after the last pip of Python 3.8 (and pypi_dates.py is 3.9
-    # code): older environments resolve at today's index anyway, so their pins need no date
-    if exact and pypi_date and _python_version(python) >= (3, 9):
+    if exact and pypi_date and _pip_dates(python):
         # an exact version is what the spec asks whatever its date (SWE-bench's later specs pin e.g.
         # setuptools==70.0.0 or tox==4.16.0, newer than pypi_date) ...
         setup.append(
@@ -343,6 +339,14 @@ def plan_environment(
         for pin in exact:
             date = f'"$(python {PYPI_DATES_SCRIPT} "$PIP_UPLOADED_PRIOR_TO" {shlex.quote(pin)})"'
             setup.append(f"PIP_UPLOADED_PRIOR_TO={date} python -m pip install {shlex.quote(pin)}")
+    elif exact and pypi_date:
+        # the same rule through the dated index view: each pin from today's index, without its
+        # dependencies, then those as the index stood at the pin's upload (or pypi_date, if later)
+        quoted = " ".join(shlex.quote(p) for p in exact)
+        setup.append(f'PIP_INDEX_URL="${pypi_dates.UPSTREAM_ENV}" python -m pip install --no-deps {quoted}')
+        for pin in exact:
+            date = f'"$(python {PYPI_DATES_SCRIPT} {shlex.quote(pypi_date)} {shlex.quote(pin)})"'
+            setup.append(f"PIP_INDEX_URL={DATED_INDEX}/{date}/ python -m pip install {shlex.quote(pin)}")
     if pins:
         setup.append("python -m pip install " + " ".join(shlex.quote(p) for p in pins))
     install = str(spec["install"])
@@ -366,6 +370,36 @@ def plan_environment(
         pretend_version=pretend_version,
         pypi_date=pypi_date,
     )
+
+
+#: Where an environment whose pip has no ``--uploaded-prior-to`` finds PyPI as it stood on a date:
+#: :mod:`.pypi_dates`' index view, started in the build step itself (the step's own network).
+DATED_INDEX_PORT = 3141
+DATED_INDEX = f"http://127.0.0.1:{DATED_INDEX_PORT}"
+#: The oldest Python whose newest pip has ``--uploaded-prior-to`` (the last pips of 3.6 and 3.8
+#: predate it).
+PIP_DATES_FROM = (3, 9)
+
+
+def _pip_dates(python: str) -> bool:
+    """Whether the newest pip of ``python`` resolves at a date by itself."""
+    return _python_version(python) >= PIP_DATES_FROM
+
+
+def date_rule_lines(python: str, pypi_date: str) -> list[str]:
+    """Shell lines after which pip resolves as PyPI stood at ``pypi_date`` ("": today's index):
+    pip's ``--uploaded-prior-to`` where the Python's pip has it, else the dated index view of
+    :mod:`.pypi_dates` started for the build step (both apply the same rule, :func:`.pypi_dates.
+    uploaded_by`). ``$TEBENCH_PYPI_UPSTREAM`` then names the real index."""
+    if not pypi_date:
+        return []
+    if _pip_dates(python):
+        return [f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(pypi_date)}"]
+    return [
+        f'export {pypi_dates.UPSTREAM_ENV}="${{PIP_INDEX_URL:-{PYPI_INDEX}}}"',
+        f"python {PYPI_DATES_SCRIPT} serve {DATED_INDEX_PORT}",
+        f"export PIP_INDEX_URL={DATED_INDEX}/{shlex.quote(pypi_date)}/",
+    ]
 
 
 def _python_version(python: str) -> tuple[int, ...]:
@@ -584,8 +618,7 @@ class InstanceLayerPlan:
 
     def script(self) -> str:
         lines = [*_script_head("PIP_NO_CACHE_DIR=1"), f". {VENV}/bin/activate"]
-        if self.environment.pypi_date:
-            lines.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(self.environment.pypi_date)}")
+        lines += date_rule_lines(self.environment.python, self.environment.pypi_date)
         return "\n".join(lines + self.environment.install_lines(self.pretend_version)) + "\n"
 
     def tag(self) -> str:
