@@ -568,6 +568,55 @@ def test_coverage_counts_each_repository_by_where_its_instances_run() -> None:
     assert [n for reason, n in why.items() if reason.startswith("needs Python 3.5; Debian and Ubuntu")] == [1]
 
 
+def test_coverage_with_the_repositories_reads_the_tests_as_an_offline_run(tmp_path: Path) -> None:
+    from pytest_tebench.benchmarks.swebench import coverage
+    from pytest_tebench.workspace.repos import RepositoryStore
+
+    history = History(tmp_path / "mirrors" / "psf+requests")
+    base = history.commit(
+        {
+            "test_requests.py": "HTTPBIN = os.environ.get('HTTPBIN_URL', 'http://httpbin.org/')\n",
+            "tests/test_local.py": "def test_x():\n    assert 1\n",
+        }
+    )
+
+    def touching(path: str) -> str:
+        return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1,2 @@\n-x\n+x\n+y\n"
+
+    rows = [
+        {"instance_id": "psf__requests-1", "repo": "psf/requests", "version": "2.0", "base_commit": base,
+         "test_patch": touching("test_requests.py")},
+        {"instance_id": "psf__requests-2", "repo": "psf/requests", "version": "2.0", "base_commit": base,
+         "test_patch": touching("tests/test_local.py")},
+        {"instance_id": "sympy__sympy-1", "repo": "sympy/sympy", "version": "1.12", "base_commit": base,
+         "test_patch": ""},  # no mirror: not read, still "build"
+    ]  # fmt: skip
+    store = RepositoryStore(tmp_path / "cache", local_dirs=[tmp_path / "mirrors"], allow_network=False)
+    entries = coverage.coverage(rows, "auto", store.locate)
+    assert [(e.where, e.tests_checked) for e in entries] == [
+        ("unsupported", True),
+        ("build", True),
+        ("build", False),
+    ]
+    assert entries[0].reason == (
+        "the tests in test_requests.py call the live httpbin.org service; "
+        "this sandbox has no network (--tebench-swebench-network lets them use it)"
+    )
+    # counted under one reason, whatever the file; the repositories not read are named
+    assert coverage.reasons(entries) == [
+        ("tests call the live httpbin.org service; this sandbox has no network "
+         "(--tebench-swebench-network lets them use it)", 1),
+    ]  # fmt: skip
+    table = coverage.table(entries)
+    assert "| psf/requests | 2 | 1 | 0 | 1 |" in table
+    assert table.endswith(
+        "Tests read for internet use: 2 instances to build\n- not read (repository not found): sympy/sympy 1\n"
+    )
+    assert coverage.as_json(entries, "auto")["tests_checked"] == 2
+    # without the repositories nothing is read: both requests rows are "build", as before
+    assert [e.where for e in coverage.coverage(rows, "auto")] == ["build", "build", "build"]
+
+
 def test_pythons_no_debian_suite_has_come_from_ubuntu_with_its_pinned_archive_keys() -> None:
     from pytest_tebench.run import docker_image
 

@@ -216,11 +216,11 @@ class SwebenchAdapter:
         located = time.perf_counter()
         if not self.network:
             files = official.test_directives(payload.repo, payload.test_patch)
-            need = network.internet_need(source, payload.base_commit, payload.test_patch, files, payload.repo)
-            if need is not None:
-                raise UnsupportedEnvironment(
-                    f"{need}; this sandbox has no network (--tebench-swebench-network lets them use it)"
-                )
+            offline = network.offline_reason(
+                source, payload.base_commit, payload.test_patch, files, payload.repo
+            )
+            if offline is not None:
+                raise UnsupportedEnvironment(offline)
         plan = environment.plan_environment(
             payload.repo,
             payload.version,

@@ -69,6 +69,17 @@ def internet_need(
     return None
 
 
+def offline_reason(
+    source: Path, commit: str, test_patch: str, test_files: Sequence[str], repo: str = ""
+) -> str | None:
+    """Why an offline run cannot score the instance (its tests need the internet), or None: the
+    ``unsupported_environment`` reason of a run, and of ``tebench swebench coverage --repos``."""
+    need = internet_need(source, commit, test_patch, test_files, repo)
+    if need is None:
+        return None
+    return f"{need}; this sandbox has no network (--tebench-swebench-network lets them use it)"
+
+
 def _downloaded_names(source: Path, commit: str, repo: str) -> set[str]:
     """The file names ``repo``'s download manifest lists at ``commit`` (none without a manifest)."""
     if repo not in DOWNLOAD_MANIFESTS:
