@@ -322,3 +322,66 @@ def test_the_dated_view_serves_on_loopback_from_its_upstream(tmp_path: Path) -> 
         os.kill(pid, signal.SIGTERM)
         upstream.shutdown()
         upstream.server_close()
+
+
+def test_a_submodule_pypi_publishes_is_installed_as_pypi_stood_when_the_submodule_last_moved(
+    tmp_path: Path,
+) -> None:
+    import os
+    import subprocess
+
+    # astropy 1.3's astropy_helpers is a submodule: git archive leaves it empty, and ah_bootstrap's
+    # download from pypi.python.org fails in the build (measured on astropy-7166)
+    repo = tmp_path / "astropy"
+    env = {"GIT_COMMITTER_DATE": "2018-07-24T09:42:43+01:00", "GIT_AUTHOR_DATE": "2018-07-24T09:42:43+01:00"}
+
+    def run(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                              env={**os.environ, **env})  # fmt: skip
+        return done.stdout.strip()
+
+    repo.mkdir()
+    run("init", "-q")
+    run("config", "user.email", "t@example.com")
+    run("config", "user.name", "t")
+    run(
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        "160000,7f11678c03286f72acc9bab77868dabaeb368fda,astropy_helpers",
+    )
+    run("commit", "-qm", "helpers moved")
+    env.update(GIT_COMMITTER_DATE="2018-09-30T21:18:05-04:00", GIT_AUTHOR_DATE="2018-09-30T21:18:05-04:00")
+    (repo / "setup.py").write_text("import ah_bootstrap\n")
+    run("add", "setup.py")
+    run("commit", "-qm", "later")
+    head = run("rev-parse", "HEAD")
+    found = environment.submodule_packages(repo, head)
+    assert found == (("astropy-helpers", "2018-07-24T08:42:43Z"),)  # the commit that moved it, in UTC
+    assert environment.submodule_packages(repo, run("rev-parse", "HEAD~1")) == found
+
+    def plan(version: str, **more: Any) -> environment.EnvironmentPlan:
+        spec = MAP_REPO_VERSION_TO_SPECS["astropy/astropy"][version]
+        return environment.plan_environment(
+            "astropy/astropy", version, spec, setup_commit=head, read_file=lambda p: None,
+            requirement_paths=(), submodules=found, **more,
+        )  # fmt: skip
+
+    old = plan("1.3")  # Python 3.6: the dated index view
+    line = "PIP_INDEX_URL=http://127.0.0.1:3141/2018-07-24T08:42:43Z/ python -m pip install astropy-helpers"
+    assert old.setup[-1] == line and old.setup.index(line) > old.setup.index(
+        "python /opt/swebench/pypi_dates.py serve 3141"
+    )
+    new = plan("3.1")  # Python 3.9: pip's own option
+    assert new.setup[-1] == "PIP_UPLOADED_PRIOR_TO=2018-07-24T08:42:43Z python -m pip install astropy-helpers"
+    # never later than the run's date; without a date, today's index
+    assert (
+        plan("3.1", pypi_date="2017-01-01")
+        .setup[-1]
+        .startswith("PIP_UPLOADED_PRIOR_TO=2017-01-01T00:00:00Z ")
+    )
+    assert plan("3.1", pypi_date="").setup[-1] == "python -m pip install astropy-helpers"
+    # astropy 4.1 and later have no submodule: nothing to install
+    run("rm", "-q", "--cached", "astropy_helpers")
+    run("commit", "-qm", "helpers gone")
+    assert environment.submodule_packages(repo, run("rev-parse", "HEAD")) == ()

@@ -232,6 +232,7 @@ class SwebenchAdapter:
             clean_requirements=official.modules().python_spec.clean_requirements,
             pretend_version=environment.pretend_version(source, payload.environment_setup_commit),
             pypi_date=self.pypi_date,
+            submodules=environment.submodule_packages(source, payload.environment_setup_commit),
         )
         client = getattr(self.executor(context), "client", None)
         if client is None:

@@ -291,11 +291,13 @@ def plan_environment(
     env_yml_paths: tuple[str, ...] = (),
     pretend_version: str = "",
     pypi_date: str = DEFAULT_PYPI_DATE,
+    submodules: tuple[tuple[str, str], ...] = (),
 ) -> EnvironmentPlan:
     """The plan for ``(repo, version)`` from SWE-bench's specification, or
     :class:`UnsupportedEnvironment` (decided here, before anything is built or run).
 
-    ``read_file(path)`` returns a file of the repository at ``setup_commit`` (None if absent).
+    ``read_file(path)`` returns a file of the repository at ``setup_commit`` (None if absent);
+    ``submodules`` is :func:`submodule_packages` at ``setup_commit``.
     """
     reason = unsupported_reason(repo, version, spec)
     if reason is not None:
@@ -349,6 +351,13 @@ def plan_environment(
             setup.append(f"PIP_INDEX_URL={DATED_INDEX}/{date}/ python -m pip install {shlex.quote(pin)}")
     if pins:
         setup.append("python -m pip install " + " ".join(shlex.quote(p) for p in pins))
+    for project, moved in submodules:
+        # as PyPI stood when the submodule last moved (never later than pypi_date)
+        if pypi_date:
+            when = shlex.quote(min(moved, pypi_dates.format_time(pypi_dates.parse_time(pypi_date))))
+            setup.append(f"{_dated(python, when)} python -m pip install {shlex.quote(project)}")
+        else:
+            setup.append(f"python -m pip install {shlex.quote(project)}")
     install = str(spec["install"])
     pre_install = [str(c) for c in spec.get("pre_install") or ()]
     test_cmd = spec.get("test_cmd")
@@ -384,6 +393,36 @@ PIP_DATES_FROM = (3, 9)
 def _pip_dates(python: str) -> bool:
     """Whether the newest pip of ``python`` resolves at a date by itself."""
     return _python_version(python) >= PIP_DATES_FROM
+
+
+def _dated(python: str, when: str) -> str:
+    """The variable that makes one pip command resolve as PyPI stood at ``when`` (a shell word),
+    after :func:`date_rule_lines` (whose index view serves any date)."""
+    if _pip_dates(python):
+        return f"PIP_UPLOADED_PRIOR_TO={when}"
+    return f"PIP_INDEX_URL={DATED_INDEX}/{when}/"
+
+
+#: Git submodules whose content PyPI publishes: path -> PyPI project. ``git archive`` leaves a
+#: submodule empty; astropy's ``ah_bootstrap`` (astropy up to 3.x) then downloads astropy-helpers
+#: with easy_install from pypi.python.org, which fails (and would not be the submodule's version).
+#: Installed into the venv beforehand, ah_bootstrap takes it from there.
+SUBMODULE_PACKAGES = {"astropy_helpers": "astropy-helpers"}
+
+
+def submodule_packages(source: Path, commit: str) -> tuple[tuple[str, str], ...]:
+    """``(PyPI project, date)`` for each submodule of :data:`SUBMODULE_PACKAGES` at ``commit``: the
+    date its pointer last moved, when the release then current is the one it points at or near."""
+    found: list[tuple[str, str]] = []
+    for path, project in SUBMODULE_PACKAGES.items():
+        listed = git(source, "ls-tree", commit, "--", path, check=False).stdout.decode(errors="replace")
+        if not listed.startswith("160000 commit "):
+            continue
+        moved = git(source, "log", "-1", "--format=%cI", commit, "--", path, check=False)
+        when = moved.stdout.decode(errors="replace").strip()
+        if when:
+            found.append((project, pypi_dates.format_time(pypi_dates.parse_time(when))))
+    return tuple(found)
 
 
 def date_rule_lines(python: str, pypi_date: str) -> list[str]:
