@@ -381,22 +381,6 @@ def test_a_submodule_pypi_publishes_is_installed_as_pypi_stood_when_the_submodul
         .startswith("PIP_UPLOADED_PRIOR_TO=2017-01-01T00:00:00Z ")
     )
     assert plan("3.1", pypi_date="").setup[-1] == "python -m pip install astropy-helpers"
-    # the install: the isolated build cannot see astropy-helpers in the venv, so its retry without
-    # isolation first installs what setuptools' backend asks for (setup.py's setup_requires)
-    assert (
-        "python -m pip install -e .[test] --verbose || { python -c 'from setuptools import build_meta as b; "
-        'open("/tmp/build-requires.txt", "w").write("\\n".join(b.get_requires_for_build_wheel()))\' '
-        "&& python -m pip install -r /tmp/build-requires.txt; "
-        "python -m pip install -e .[test] --verbose --no-build-isolation; }"
-    ) in new.install_lines("")
-    plain = environment.plan_environment(
-        "astropy/astropy", "3.1", MAP_REPO_VERSION_TO_SPECS["astropy/astropy"]["3.1"], setup_commit=head,
-        read_file=lambda p: None, requirement_paths=(),
-    )  # fmt: skip
-    assert (
-        "python -m pip install -e .[test] --verbose || python -m pip install -e .[test] --verbose "
-        "--no-build-isolation" in plain.install_lines("")
-    )
     # astropy 4.1 and later have no submodule: nothing to install
     run("rm", "-q", "--cached", "astropy_helpers")
     run("commit", "-qm", "helpers gone")

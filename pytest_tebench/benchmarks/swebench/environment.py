@@ -210,8 +210,6 @@ class EnvironmentPlan:
     pretend_version: str = ""
     #: PyPI's date for unpinned packages (already in ``setup``; an instance layer needs it again).
     pypi_date: str = ""
-    #: :func:`submodule_packages` at ``setup_commit`` (installed into the venv by ``setup``).
-    submodules: tuple[tuple[str, str], ...] = ()
 
     def script(self) -> str:
         lines = [
@@ -236,14 +234,7 @@ class EnvironmentPlan:
             # SWE-bench's conda pip (2023) fell back to `setup.py develop` for projects whose pinned
             # build backend predates PEP 660 (astroid 2.13 pins setuptools~=62.6); today's pip does
             # not, so such an install is retried with the venv's own setuptools
-            f"{self.install} || {self.install} --no-build-isolation"
-            if not self.submodules
-            # the isolated build cannot see the submodule's package in the venv, and the retry
-            # without isolation does not install setup.py's setup_requires (astropy 3.1's cython,
-            # jinja2): they are asked of setuptools' backend in the tree and installed first
-            else f"{self.install} || {{ python -c {shlex.quote(_BUILD_REQUIRES_PY)} "
-            "&& python -m pip install -r /tmp/build-requires.txt; "
-            f"{self.install} --no-build-isolation; }}",
+            f"{self.install} || {self.install} --no-build-isolation",
             # what the install generated in the source tree (egg-info, version files), kept for
             # every evaluated tree; the tracked files are listed in /opt/swebench/tracked
             "python3 /opt/swebench/generated.py",
@@ -269,14 +260,6 @@ class EnvironmentPlan:
 
     def uses_pypi_dates(self) -> bool:
         return any(PYPI_DATES_SCRIPT in line for line in self.setup)
-
-
-#: What setuptools' backend asks to build the tree (``setup_requires`` included), to a file: the
-#: setup script's own output (ah_bootstrap's log) goes to stdout.
-_BUILD_REQUIRES_PY = (
-    "from setuptools import build_meta as b; "
-    'open("/tmp/build-requires.txt", "w").write("\\n".join(b.get_requires_for_build_wheel()))'
-)
 
 
 # Runs in the image after the install: tar every file under /workspace that git did not track.
@@ -395,7 +378,6 @@ def plan_environment(
         requirements=requirements,
         pretend_version=pretend_version,
         pypi_date=pypi_date,
-        submodules=submodules,
     )
 
 
