@@ -28,6 +28,10 @@ INTERNET_SIGNS: dict[str, str] = {
     # psf/requests' TARPIT: a connect timeout needs a network that drops packets; with none the
     # connection fails at once with another error
     "10.255.255.1": "expect a connect timeout from the unroutable 10.255.255.1, which needs a network",
+    # sphinx's linkcheck tests check links against the live www.google.com (its 404 for an image)
+    "Not Found for url: https://www.google.com/": "check links against the live www.google.com",
+    # sphinx's LaTeX image test expects the live www.google.com to answer 404 for a remote image
+    "https://www.google.com/NOT_EXIST.PNG [404]": "expect a 404 of the live www.google.com for an image",
 }
 
 
