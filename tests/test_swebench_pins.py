@@ -231,6 +231,16 @@ def test_times_parse_as_the_index_and_the_options_write_them() -> None:
     assert (precise.second, precise.microsecond) == (20, 308820)
     with pytest.raises(ValueError, match="not an ISO 8601 time"):
         pypi_dates.parse_time("November 2023")
+    # --tebench-swebench-pypi-date takes what the rule reads (as written: it is in result keys)
+    import argparse
+
+    from pytest_tebench.benchmarks.swebench.settings import pypi_date
+
+    assert [pypi_date(v) for v in ("today", "2023-11-01", "2023-11-01T00:00:00Z")] == [
+        "today", "2023-11-01", "2023-11-01T00:00:00Z",
+    ]  # fmt: skip
+    with pytest.raises(argparse.ArgumentTypeError, match="not 'today' nor an ISO 8601"):
+        pypi_date("last November")
 
 
 def test_the_dated_view_lists_only_what_was_uploaded_by_its_date(index: pin_check.IndexPages) -> None:
