@@ -7,7 +7,7 @@
 
     tebench text DATASET --benchmark tebench|swebench --style oracle|bm25 --out FILE [-k EXPR] [-j N]
     tebench image {build,ensure,tag,info}
-    tebench swebench coverage --dataset DATASET [--images build|official|auto] [--json]
+    tebench swebench coverage --dataset DATASET [--images build|official|auto] [--repos DIR] [--json]
 
 Thin on purpose: each subcommand parses its arguments and calls one module.
 """
@@ -220,7 +220,16 @@ def _swebench(args: argparse.Namespace) -> int:
     from pytest_tebench.instance.datasets import load_records
 
     rows = [record.data for record in load_records(args.dataset, split=args.split)]
-    entries = coverage.coverage(rows, args.images)
+    locate = None
+    if args.repos:
+        from pytest_tebench.workspace.repos import RepositoryStore
+
+        cache = (args.cache_dir or default_cache_dir()).resolve()
+        store = RepositoryStore(
+            cache, local_dirs=[Path(d).resolve() for d in args.repos], allow_network=False
+        )
+        locate = store.locate
+    entries = coverage.coverage(rows, args.images, locate)
     if args.json:
         print(json.dumps(coverage.as_json(entries, args.images), indent=2))
     else:
@@ -369,6 +378,12 @@ def make_parser() -> argparse.ArgumentParser:
         "--images", choices=("build", "official", "auto"), default="auto",
         help="as --tebench-swebench-images (default: auto: build where we can, else the official image)",
     )  # fmt: skip
+    swebench.add_argument(
+        "--repos", action="extend", nargs="+", default=[], metavar="DIR",
+        help="local clones or mirrors (as --tebench-repos): the tests of each instance to build are "
+        "read for internet use, as an offline run reads them (never cloned)",
+    )  # fmt: skip
+    swebench.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/pytest-tebench")
     swebench.add_argument(
         "--json", action="store_true",
         help="print a JSON object (repositories: {repo: {build, official, unsupported}}, entries...)",

@@ -169,8 +169,9 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                help="Benchmark adapter to use (built in: tebench; plugins add more). Default: %(default)s."),
     OptionSpec(
         "repos", metavar="DIR", action="append", type=existing_dir,
-        help="Directory of local clones or mirrors (DIR/owner/name, DIR/owner+name or DIR/name, "
-        "optionally ending in .git), searched before cloning. May be repeated.",
+        help="Directory of local clones or mirrors (DIR/owner/name, DIR/owner+name, DIR/owner__name or "
+        "DIR/name, optionally ending in .git, or DIR/owner+name/repo as fetch writes it), searched "
+        "before cloning. May be repeated.",
     ),
     OptionSpec(
         "repo-url", metavar="TEMPLATE", default="https://github.com/{repo}.git", type=url_template,

@@ -574,6 +574,55 @@ def test_coverage_counts_each_repository_by_where_its_instances_run() -> None:
     assert [n for reason, n in why.items() if reason.startswith("needs Python 3.5; Debian and Ubuntu")] == [1]
 
 
+def test_coverage_with_the_repositories_reads_the_tests_as_an_offline_run(tmp_path: Path) -> None:
+    from pytest_tebench.benchmarks.swebench import coverage
+    from pytest_tebench.workspace.repos import RepositoryStore
+
+    history = History(tmp_path / "mirrors" / "psf+requests")
+    base = history.commit(
+        {
+            "test_requests.py": "HTTPBIN = os.environ.get('HTTPBIN_URL', 'http://httpbin.org/')\n",
+            "tests/test_local.py": "def test_x():\n    assert 1\n",
+        }
+    )
+
+    def touching(path: str) -> str:
+        return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1,2 @@\n-x\n+x\n+y\n"
+
+    rows = [
+        {"instance_id": "psf__requests-1", "repo": "psf/requests", "version": "2.0", "base_commit": base,
+         "test_patch": touching("test_requests.py")},
+        {"instance_id": "psf__requests-2", "repo": "psf/requests", "version": "2.0", "base_commit": base,
+         "test_patch": touching("tests/test_local.py")},
+        {"instance_id": "sympy__sympy-1", "repo": "sympy/sympy", "version": "1.12", "base_commit": base,
+         "test_patch": ""},  # no mirror: not read, still "build"
+    ]  # fmt: skip
+    store = RepositoryStore(tmp_path / "cache", local_dirs=[tmp_path / "mirrors"], allow_network=False)
+    entries = coverage.coverage(rows, "auto", store.locate)
+    assert [(e.where, e.tests_checked) for e in entries] == [
+        ("unsupported", True),
+        ("build", True),
+        ("build", False),
+    ]
+    assert entries[0].reason == (
+        "the tests in test_requests.py call the live httpbin.org service; "
+        "this sandbox has no network (--tebench-swebench-network lets them use it)"
+    )
+    # counted under one reason, whatever the file; the repositories not read are named
+    assert coverage.reasons(entries) == [
+        ("tests call the live httpbin.org service; this sandbox has no network "
+         "(--tebench-swebench-network lets them use it)", 1),
+    ]  # fmt: skip
+    table = coverage.table(entries)
+    assert "| psf/requests | 2 | 1 | 0 | 1 |" in table
+    assert table.endswith(
+        "Tests read for internet use: 2 instances to build\n- not read (repository not found): sympy/sympy 1\n"
+    )
+    assert coverage.as_json(entries, "auto")["tests_checked"] == 2
+    # without the repositories nothing is read: both requests rows are "build", as before
+    assert [e.where for e in coverage.coverage(rows, "auto")] == ["build", "build", "build"]
+
+
 def test_pythons_no_debian_suite_has_come_from_ubuntu_with_its_pinned_archive_keys() -> None:
     from pytest_tebench.run import docker_image
 
@@ -661,3 +710,63 @@ def test_the_coverage_command_prints_a_table_or_json(
     assert cli.main(["swebench", "coverage", "--dataset", str(dataset), "--images", "build"]) == 0
     table = capsys.readouterr().out
     assert "| **all** | 2 | 1 | 0 | 1 |" in table and "- 1: pre_install needs what Debian, Ubuntu" in table
+
+
+def test_a_python_36_environment_runs_its_tests_without_the_guard_it_cannot_import() -> None:
+    from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
+
+    from pytest_tebench.benchmarks.swebench import evaluation
+
+    # bionic's 3.6 fails `from __future__ import annotations`: with `-p tebench_guard` every test of
+    # astropy-7166 failed and gold was unresolved (measured); without it the same tests pass
+    assert "Python 3.7 or later; this environment's is 3.6" in str(evaluation.guard_unavailable("3.6"))
+    assert evaluation.guard_unavailable("3.8") is None and evaluation.guard_unavailable("3.10") is None
+
+    def plan(repo: str, version: str) -> environment.EnvironmentPlan:
+        return environment.plan_environment(
+            repo, version, MAP_REPO_VERSION_TO_SPECS[repo][version], setup_commit="0" * 40,
+            read_file=lambda p: None, requirement_paths=(),
+        )  # fmt: skip
+
+    old = plan("astropy/astropy", "1.3")
+    unguarded = evaluation.eval_script(old, ["astropy/utils/tests/test_misc.py"], guard=False)
+    assert "tebench_guard" not in unguarded and "python_path=''" in unguarded
+    assert "-p tebench_guard" in evaluation.eval_script(plan("astropy/astropy", "4.3"), ["t.py"])
+    # results stored when the guard was loaded there anyway must not come back: the key says so
+    adapter = SwebenchAdapter(images="build")
+    rows = [
+        {**ROW, "instance_id": "astropy__astropy-7166", "repo": "astropy/astropy", "version": "1.3"},
+        {**ROW, "instance_id": "astropy__astropy-12907", "repo": "astropy/astropy", "version": "4.3"},
+    ]
+    old_item, new_item = adapter.load_instances(
+        [RawRecord(row, f"rows.jsonl:{n}") for n, row in enumerate(rows)]
+    )
+    assert json.loads(str(adapter.cache_key(old_item)))["guard_python"] == [3, 7]
+    assert "guard_python" not in json.loads(str(adapter.cache_key(new_item)))
+
+
+def test_sphinx_tests_that_ask_the_live_google_com_need_the_internet(tmp_path: Path) -> None:
+    from pytest_tebench.benchmarks.swebench import network
+
+    # the lines of sphinx's test files (3.2-5.0) whose tests failed offline with gold (7985, 8269,
+    # 8475, 10435); test_intl.py and test_markup.py name www.google.com only as text to render
+    history = History(tmp_path / "repo")
+    base = history.commit(
+        {
+            "tests/test_build_linkcheck.py": (
+                '    assert "Not Found for url: https://www.google.com/image.png" in content\n'
+            ),
+            "tests/test_build_latex.py": (
+                "    assert ('WARNING: Could not fetch remote image: '\n"
+                "            'https://www.google.com/NOT_EXIST.PNG [404]' in warning.getvalue())\n"
+            ),
+            "tests/test_markup.py": "        '`test <https://www.google.com/~me/>`_',\n",
+        }
+    )
+    assert network.internet_need(history.path, base, "", ["tests/test_build_linkcheck.py"]) == (
+        "the tests in tests/test_build_linkcheck.py check links against the live www.google.com"
+    )
+    assert network.internet_need(history.path, base, "", ["tests/test_build_latex.py"]) == (
+        "the tests in tests/test_build_latex.py expect a 404 of the live www.google.com for an image"
+    )
+    assert network.internet_need(history.path, base, "", ["tests/test_markup.py"]) is None

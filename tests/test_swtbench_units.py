@@ -325,6 +325,17 @@ def test_summary_of_the_demo_by_hand() -> None:
     )
 
 
+def test_a_model_with_no_judged_item_shows_dashes_not_percentages_of_nothing() -> None:
+    # the only item was a harness error: nothing judged, so no S, W, F→P or ΔC to show
+    figures = summary.summarise([_record("broken", "pycalc-1", "error")])
+    assert figures["broken"]["S"] is None and figures["broken"]["counts"]["judged"] == 0
+    line = summary.summary_lines(figures)[0]
+    assert line.startswith(
+        "model: broken  success 0/0 (S -)  applicable 0 (W -)  F→P -  mean coverage delta -  "
+    ), line
+    assert "n/a%" not in "\n".join(summary.summary_lines(figures))
+
+
 def test_gold_is_the_test_patch_and_verdicts_name_the_failing_tests() -> None:
     from pytest_tebench.benchmarks.base import BenchmarkInstance
     from pytest_tebench.benchmarks.swtbench.adapter import SwtbenchAdapter

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -177,8 +178,26 @@ def test_repository_store_finds_local_clones_and_reports_missing_commits(
     assert store.locate("someone/proj", history.commits) == history.path
     with pytest.raises(RepositoryUnavailable, match="lacks commit"):
         store.locate("someone/proj", ["0" * 40])
-    with pytest.raises(RepositoryUnavailable, match="network clones are disabled"):
+    with pytest.raises(RepositoryUnavailable, match="network clones are disabled") as missing:
         store.locate("someone/elsewhere", history.commits)
+    # the error says what was looked for, and where
+    assert (
+        "looked for someone/elsewhere, someone/elsewhere.git, someone+elsewhere, someone+elsewhere.git, "
+        "someone__elsewhere, someone__elsewhere.git, elsewhere, elsewhere.git, someone+elsewhere/repo "
+        f"(none a git directory) in --tebench-repos {history.path.parent}"
+    ) in str(missing.value)
+    nowhere = RepositoryStore(tmp_path / "cache", allow_network=False)
+    with pytest.raises(RepositoryUnavailable, match="no --tebench-repos directory was given"):
+        nowhere.locate("someone/proj", history.commits)
+
+
+def test_repository_store_finds_the_layout_fetch_writes(history: History, tmp_path: Path) -> None:
+    # fetch writes DIR/owner+name/repo, a bare git dir; a sibling folder of another layout is skipped
+    fetched = tmp_path / "mirror" / "someone+proj" / "repo"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(history.path), str(fetched)], check=True)
+    (tmp_path / "mirror" / "someone+proj" / "notes").mkdir()
+    store = RepositoryStore(tmp_path / "cache", local_dirs=[tmp_path / "mirror"], allow_network=False)
+    assert store.locate("someone/proj", history.commits) == fetched
 
 
 def test_repository_store_mirrors_a_clone_url_once(history: History, tmp_path: Path) -> None:

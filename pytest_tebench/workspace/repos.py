@@ -5,7 +5,9 @@ Resolution order for a slug ``owner/name``:
 1. an embedded repository (the demo benchmark's, built offline from history shipped in the
    package), given to the store as a builder function;
 2. ``--tebench-repos=DIR``: ``DIR/owner/name``, ``DIR/owner+name``, ``DIR/owner__name`` or
-   ``DIR/name``, each also with a ``.git`` suffix; a working clone or a bare mirror;
+   ``DIR/name``, each also with a ``.git`` suffix, or ``DIR/owner+name/repo`` (the layout the
+   search tool's ``fetch`` writes: a bare git dir named ``repo`` in a folder per repository); a
+   working clone or a bare mirror;
 3. a bare mirror in the cache, cloned from the URL template (GitHub by default) on first use
    and fetched when a commit is missing.
 
@@ -77,9 +79,8 @@ class RepositoryStore:
         return self._cached_mirror(repo, commits)
 
     def _local_candidates(self, repo: str) -> list[Path]:
-        owner, _, name = repo.partition("/")
-        names = [repo, f"{owner}+{name}", f"{owner}__{name}", name] if name else [repo]
-        return [base / n for base in self.local_dirs for stem in names for n in (stem, stem + ".git")]
+        """Where ``--tebench-repos`` directories may hold ``repo``, in the order they are tried."""
+        return [base / layout for base in self.local_dirs for layout in local_layouts(repo)]
 
     def _mirror_path(self, repo: str) -> Path:
         return self.mirror_dir / (lock_name(repo) + ".git")
@@ -126,8 +127,26 @@ class RepositoryStore:
     def _network_or_fail(self, repo: str, url: str) -> None:
         if not self.allow_network:
             raise RepositoryUnavailable(
-                f"{repo} is not available locally (use --tebench-repos=DIR) and network clones are disabled"
+                f"{repo} is not available locally and network clones are disabled; {self._tried(repo)}"
             )
+
+    def _tried(self, repo: str) -> str:
+        """What was looked for locally, for an error: each layout under each directory."""
+        if not self.local_dirs:
+            return "no --tebench-repos directory was given"
+        bases = ", ".join(str(base) for base in self.local_dirs)
+        return (
+            f"looked for {', '.join(local_layouts(repo))} (none a git directory) in --tebench-repos {bases}"
+        )
+
+
+def local_layouts(repo: str) -> list[str]:
+    """The paths under a ``--tebench-repos`` directory that may hold ``owner/name``, in order."""
+    owner, _, name = repo.partition("/")
+    stems = [repo, f"{owner}+{name}", f"{owner}__{name}", name] if name else [repo]
+    layouts = [layout for stem in stems for layout in (stem, stem + ".git")]
+    # the search tool's fetch: a folder per repository holding the bare git dir `repo`
+    return [*layouts, f"{owner}+{name}/repo"] if name else layouts
 
 
 def _retried(action: Callable[[], object]) -> None:

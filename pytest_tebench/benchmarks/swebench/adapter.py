@@ -162,9 +162,14 @@ class SwebenchAdapter:
         payload: SwebenchInstance = instance.payload
         # only items that run in an official image carry the mode: keys of built ones stay as they were
         where = self._decide(payload).where
+        python = str((official.specs(payload.repo, payload.version) or {}).get("python", ""))
+        # built on a Python the guard cannot load: results stored when it was loaded all the same
+        # (every test failed) must not come back
+        unguarded = where == "build" and evaluation.guard_unavailable(python) is not None
         return json.dumps(
             {
                 **({"images": where, "official": OFFICIAL_VERSION} if where == "official" else {}),
+                **({"guard_python": list(evaluation.GUARD_MIN_PYTHON)} if unguarded else {}),
                 "row": dataclasses.asdict(payload),
                 "evaluation": EVALUATION_VERSION,
                 # a stored result is the guard's judgement too: another guard judges afresh
@@ -221,11 +226,11 @@ class SwebenchAdapter:
         located = time.perf_counter()
         if not self.network:
             files = official.test_directives(payload.repo, payload.test_patch)
-            need = network.internet_need(source, payload.base_commit, payload.test_patch, files, payload.repo)
-            if need is not None:
-                raise UnsupportedEnvironment(
-                    f"{need}; this sandbox has no network (--tebench-swebench-network lets them use it)"
-                )
+            offline = network.offline_reason(
+                source, payload.base_commit, payload.test_patch, files, payload.repo
+            )
+            if offline is not None:
+                raise UnsupportedEnvironment(offline)
         plan = environment.plan_environment(
             payload.repo,
             payload.version,
@@ -237,6 +242,7 @@ class SwebenchAdapter:
             clean_requirements=official.modules().python_spec.clean_requirements,
             pretend_version=environment.pretend_version(source, payload.environment_setup_commit),
             pypi_date=self.pypi_date,
+            submodules=environment.submodule_packages(source, payload.environment_setup_commit),
         )
         client = getattr(self.executor(context), "client", None)
         if client is None:
@@ -435,14 +441,16 @@ class SwebenchAdapter:
             evaluation.apply_test_patch(workspace.path, payload)
             directives = official.test_directives(payload.repo, payload.test_patch)
             run.test_command = " ".join([prepared.plan.test_cmd, *directives])
-            run.guarded = evaluation.guarded_command(prepared.plan.test_cmd)[1]
+            # Python 3.6 cannot import the guard: loaded there, it would fail every test
+            run.guard_reason = evaluation.guard_unavailable(prepared.plan.python)
+            run.guarded = run.guard_reason is None and evaluation.guarded_command(prepared.plan.test_cmd)[1]
             run.nonce = evidence.new_nonce()
             started = time.perf_counter()
             run.result, run.log = evaluation.run_tests(
                 self.executor(context),
                 workspace.path,
                 prepared.image,
-                evaluation.eval_script(prepared.plan, directives),
+                evaluation.eval_script(prepared.plan, directives, guard=run.guarded),
                 timeout=self.timeout,
                 network=self.network,
                 scratch=context.cache_dir / "swebench-scratch",

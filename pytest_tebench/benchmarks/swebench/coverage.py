@@ -3,21 +3,31 @@
 For every row: ``build`` (its environment is built here from Debian and PyPI), ``official`` (it
 runs in its official image, ``swebench/sweb.eval.x86_64.<id>:latest``) or ``unsupported`` (with
 the reason), decided as a run decides it (:func:`.official_images.decide`), from the row's
-``repo`` and ``version`` and SWE-bench's specification, before anything is built. What only a run
-can see is not here: tests that need the internet (decided from the repository's files, see
-``network.py``), a build that fails, an official image that no registry gives.
+``repo`` and ``version`` and SWE-bench's specification, before anything is built. Given the
+repositories (``--repos``), an instance to build is also checked as an offline run checks it: tests
+that need the internet (:func:`.network.offline_reason`, read from the repository at
+``base_commit``) make it ``unsupported`` with the run's reason. What only a run can see is not
+here: a build that fails, an official image that no registry gives.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from pytest_tebench.benchmarks.swebench import network
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_images
+from pytest_tebench.errors import HarnessError
+
+#: ``locate(repo, commits)`` -> a git directory holding them (:meth:`RepositoryStore.locate`).
+Locate = Callable[[str, Sequence[str]], Path]
 
 WHERE = ("build", "official", "unsupported")
 
@@ -31,17 +41,39 @@ class Entry:
     #: Why it is not built here (None for ``build``).
     reason: str | None
     image: str | None
+    #: Whether its tests were read for internet use (a ``build`` entry, with its repository found).
+    tests_checked: bool = False
 
 
-def coverage(rows: Sequence[Mapping[str, Any]], mode: str = official_images.DEFAULT_MODE) -> list[Entry]:
-    """One entry per row (rows need ``instance_id``, ``repo`` and ``version``)."""
+def coverage(
+    rows: Sequence[Mapping[str, Any]], mode: str = official_images.DEFAULT_MODE, locate: Locate | None = None
+) -> list[Entry]:
+    """One entry per row (rows need ``instance_id``, ``repo`` and ``version``; with ``locate``, also
+    ``base_commit`` and ``test_patch``, and the tests of each instance to build are read)."""
     entries: list[Entry] = []
     for row in rows:
         repo, version = str(row["repo"]), str(row["version"])
         decision = official_images.decide(repo, version, official.specs(repo, version), mode)
         image = official_images.image_name(str(row["instance_id"])) if decision.where == "official" else None
-        entries.append(Entry(str(row["instance_id"]), repo, version, decision.where, decision.reason, image))
+        entry = Entry(str(row["instance_id"]), repo, version, decision.where, decision.reason, image)
+        if locate is not None and entry.where == "build":
+            entry = _checked(entry, row, locate)
+        entries.append(entry)
     return entries
+
+
+def _checked(entry: Entry, row: Mapping[str, Any], locate: Locate) -> Entry:
+    """``entry`` after reading its tests as an offline run does (unchanged if the repository is not
+    found: ``tests_checked`` stays false)."""
+    commit, test_patch = str(row["base_commit"]), str(row.get("test_patch") or "")
+    try:
+        source = locate(entry.repo, [commit])
+    except HarnessError:
+        return entry
+    files = official.test_directives(entry.repo, test_patch)
+    offline = network.offline_reason(source, commit, test_patch, files, entry.repo)
+    where = "build" if offline is None else "unsupported"
+    return Entry(entry.instance_id, entry.repo, entry.version, where, offline, None, tests_checked=True)
 
 
 def by_repository(entries: Sequence[Entry]) -> dict[str, dict[str, int]]:
@@ -59,7 +91,10 @@ def reasons(entries: Sequence[Entry]) -> list[tuple[str, int]]:
 
 
 def _short(reason: str) -> str:
-    """A reason without its (repo, version): ``needs Python 3.6; ...`` counts once for all of them."""
+    """A reason without its (repo, version): ``needs Python 3.6; ...`` counts once for all of them;
+    an internet need without its test file and the files it names."""
+    if reason.startswith("the tests in "):
+        return re.sub(r" \([^)]*\)(?=;)", "", "tests " + reason.split(" ", 4)[-1])
     for marker in ("'s pre_install ", " needs ", " has no "):
         head, found, tail = reason.partition(marker)
         if found and "/" in head:
@@ -77,9 +112,10 @@ def as_json(entries: Sequence[Entry], mode: str) -> dict[str, Any]:
         "totals": totals,
         "repositories": by_repository(entries),
         "reasons": dict(reasons(entries)),
+        "tests_checked": sum(e.tests_checked for e in entries),
         "entries": [
             {"instance_id": e.instance_id, "repo": e.repo, "version": e.version, "where": e.where,
-             "reason": e.reason, "image": e.image}
+             "reason": e.reason, "image": e.image, "tests_checked": e.tests_checked}
             for e in entries
         ],
     }  # fmt: skip
@@ -100,4 +136,9 @@ def table(entries: Sequence[Entry]) -> str:
     why = reasons(entries)
     if why:
         lines += ["", "Not built here:", *(f"- {count}: {reason}" for reason, count in why)]
+    checked = sum(e.tests_checked for e in entries)
+    if checked:
+        unread = Counter(e.repo for e in entries if e.where == "build" and not e.tests_checked)
+        lines += ["", f"Tests read for internet use: {checked} instances to build"]
+        lines += [f"- not read (repository not found): {repo} {n}" for repo, n in sorted(unread.items())]
     return "\n".join(lines) + "\n"

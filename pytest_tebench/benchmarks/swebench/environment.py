@@ -291,11 +291,13 @@ def plan_environment(
     env_yml_paths: tuple[str, ...] = (),
     pretend_version: str = "",
     pypi_date: str = DEFAULT_PYPI_DATE,
+    submodules: tuple[tuple[str, str], ...] = (),
 ) -> EnvironmentPlan:
     """The plan for ``(repo, version)`` from SWE-bench's specification, or
     :class:`UnsupportedEnvironment` (decided here, before anything is built or run).
 
-    ``read_file(path)`` returns a file of the repository at ``setup_commit`` (None if absent).
+    ``read_file(path)`` returns a file of the repository at ``setup_commit`` (None if absent);
+    ``submodules`` is :func:`submodule_packages` at ``setup_commit``.
     """
     reason = unsupported_reason(repo, version, spec)
     if reason is not None:
@@ -303,10 +305,8 @@ def plan_environment(
     assert spec is not None
     python = str(spec.get("python", ""))
     suite = SUITE_FOR_PYTHON[python]
-    # a pip that knows --uploaded-prior-to, then PyPI as it stood at pypi_date for everything else
-    setup = ["python -m pip install --upgrade pip"]
-    if pypi_date:
-        setup.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(pypi_date)}")
+    # the newest pip the Python has, then PyPI as it stood at pypi_date for everything else
+    setup = ["python -m pip install --upgrade pip", *date_rule_lines(python, pypi_date)]
     setup.append("python -m pip install --upgrade setuptools wheel")
     packages = str(spec.get("packages", "") or "")
     requirements = ""
@@ -329,9 +329,7 @@ def plan_environment(
         setup.append(f"python -m pip install {packages}")
     pins = [str(p) for p in spec.get("pip_packages") or []]
     exact = [p for p in pins if EXACT_PIN.fullmatch(p)]
-    # pip learnt --uploaded-prior-to after the last pip of Python 3.8 (and pypi_dates.py is 3.9
-    # code): older environments resolve at today's index anyway, so their pins need no date
-    if exact and pypi_date and _python_version(python) >= (3, 9):
+    if exact and pypi_date and _pip_dates(python):
         # an exact version is what the spec asks whatever its date (SWE-bench's later specs pin e.g.
         # setuptools==70.0.0 or tox==4.16.0, newer than pypi_date) ...
         setup.append(
@@ -343,8 +341,23 @@ def plan_environment(
         for pin in exact:
             date = f'"$(python {PYPI_DATES_SCRIPT} "$PIP_UPLOADED_PRIOR_TO" {shlex.quote(pin)})"'
             setup.append(f"PIP_UPLOADED_PRIOR_TO={date} python -m pip install {shlex.quote(pin)}")
+    elif exact and pypi_date:
+        # the same rule through the dated index view: each pin from today's index, without its
+        # dependencies, then those as the index stood at the pin's upload (or pypi_date, if later)
+        quoted = " ".join(shlex.quote(p) for p in exact)
+        setup.append(f'PIP_INDEX_URL="${pypi_dates.UPSTREAM_ENV}" python -m pip install --no-deps {quoted}')
+        for pin in exact:
+            date = f'"$(python {PYPI_DATES_SCRIPT} {shlex.quote(pypi_date)} {shlex.quote(pin)})"'
+            setup.append(f"PIP_INDEX_URL={DATED_INDEX}/{date}/ python -m pip install {shlex.quote(pin)}")
     if pins:
         setup.append("python -m pip install " + " ".join(shlex.quote(p) for p in pins))
+    for project, moved in submodules:
+        # as PyPI stood when the submodule last moved (never later than pypi_date)
+        if pypi_date:
+            when = shlex.quote(min(moved, pypi_dates.format_time(pypi_dates.parse_time(pypi_date))))
+            setup.append(f"{_dated(python, when)} python -m pip install {shlex.quote(project)}")
+        else:
+            setup.append(f"python -m pip install {shlex.quote(project)}")
     install = str(spec["install"])
     pre_install = [str(c) for c in spec.get("pre_install") or ()]
     test_cmd = spec.get("test_cmd")
@@ -366,6 +379,66 @@ def plan_environment(
         pretend_version=pretend_version,
         pypi_date=pypi_date,
     )
+
+
+#: Where an environment whose pip has no ``--uploaded-prior-to`` finds PyPI as it stood on a date:
+#: :mod:`.pypi_dates`' index view, started in the build step itself (the step's own network).
+DATED_INDEX_PORT = 3141
+DATED_INDEX = f"http://127.0.0.1:{DATED_INDEX_PORT}"
+#: The oldest Python whose newest pip has ``--uploaded-prior-to`` (the last pips of 3.6 and 3.8
+#: predate it).
+PIP_DATES_FROM = (3, 9)
+
+
+def _pip_dates(python: str) -> bool:
+    """Whether the newest pip of ``python`` resolves at a date by itself."""
+    return _python_version(python) >= PIP_DATES_FROM
+
+
+def _dated(python: str, when: str) -> str:
+    """The variable that makes one pip command resolve as PyPI stood at ``when`` (a shell word),
+    after :func:`date_rule_lines` (whose index view serves any date)."""
+    if _pip_dates(python):
+        return f"PIP_UPLOADED_PRIOR_TO={when}"
+    return f"PIP_INDEX_URL={DATED_INDEX}/{when}/"
+
+
+#: Git submodules whose content PyPI publishes: path -> PyPI project. ``git archive`` leaves a
+#: submodule empty; astropy's ``ah_bootstrap`` (astropy up to 3.x) then downloads astropy-helpers
+#: with easy_install from pypi.python.org, which fails (and would not be the submodule's version).
+#: Installed into the venv beforehand, ah_bootstrap takes it from there.
+SUBMODULE_PACKAGES = {"astropy_helpers": "astropy-helpers"}
+
+
+def submodule_packages(source: Path, commit: str) -> tuple[tuple[str, str], ...]:
+    """``(PyPI project, date)`` for each submodule of :data:`SUBMODULE_PACKAGES` at ``commit``: the
+    date its pointer last moved, when the release then current is the one it points at or near."""
+    found: list[tuple[str, str]] = []
+    for path, project in SUBMODULE_PACKAGES.items():
+        listed = git(source, "ls-tree", commit, "--", path, check=False).stdout.decode(errors="replace")
+        if not listed.startswith("160000 commit "):
+            continue
+        moved = git(source, "log", "-1", "--format=%cI", commit, "--", path, check=False)
+        when = moved.stdout.decode(errors="replace").strip()
+        if when:
+            found.append((project, pypi_dates.format_time(pypi_dates.parse_time(when))))
+    return tuple(found)
+
+
+def date_rule_lines(python: str, pypi_date: str) -> list[str]:
+    """Shell lines after which pip resolves as PyPI stood at ``pypi_date`` ("": today's index):
+    pip's ``--uploaded-prior-to`` where the Python's pip has it, else the dated index view of
+    :mod:`.pypi_dates` started for the build step (both apply the same rule, :func:`.pypi_dates.
+    uploaded_by`). ``$TEBENCH_PYPI_UPSTREAM`` then names the real index."""
+    if not pypi_date:
+        return []
+    if _pip_dates(python):
+        return [f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(pypi_date)}"]
+    return [
+        f'export {pypi_dates.UPSTREAM_ENV}="${{PIP_INDEX_URL:-{PYPI_INDEX}}}"',
+        f"python {PYPI_DATES_SCRIPT} serve {DATED_INDEX_PORT}",
+        f"export PIP_INDEX_URL={DATED_INDEX}/{shlex.quote(pypi_date)}/",
+    ]
 
 
 def _python_version(python: str) -> tuple[int, ...]:
@@ -584,8 +657,7 @@ class InstanceLayerPlan:
 
     def script(self) -> str:
         lines = [*_script_head("PIP_NO_CACHE_DIR=1"), f". {VENV}/bin/activate"]
-        if self.environment.pypi_date:
-            lines.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(self.environment.pypi_date)}")
+        lines += date_rule_lines(self.environment.python, self.environment.pypi_date)
         return "\n".join(lines + self.environment.install_lines(self.pretend_version)) + "\n"
 
     def tag(self) -> str:

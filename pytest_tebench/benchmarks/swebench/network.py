@@ -28,6 +28,10 @@ INTERNET_SIGNS: dict[str, str] = {
     # psf/requests' TARPIT: a connect timeout needs a network that drops packets; with none the
     # connection fails at once with another error
     "10.255.255.1": "expect a connect timeout from the unroutable 10.255.255.1, which needs a network",
+    # sphinx's linkcheck tests check links against the live www.google.com (its 404 for an image)
+    "Not Found for url: https://www.google.com/": "check links against the live www.google.com",
+    # sphinx's LaTeX image test expects the live www.google.com to answer 404 for a remote image
+    "https://www.google.com/NOT_EXIST.PNG [404]": "expect a 404 of the live www.google.com for an image",
 }
 
 
@@ -67,6 +71,17 @@ def internet_need(
             listed = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
             return f"the tests in {path} {DOWNLOAD_MANIFESTS[repo][1]} ({listed})"
     return None
+
+
+def offline_reason(
+    source: Path, commit: str, test_patch: str, test_files: Sequence[str], repo: str = ""
+) -> str | None:
+    """Why an offline run cannot score the instance (its tests need the internet), or None: the
+    ``unsupported_environment`` reason of a run, and of ``tebench swebench coverage --repos``."""
+    need = internet_need(source, commit, test_patch, test_files, repo)
+    if need is None:
+        return None
+    return f"{need}; this sandbox has no network (--tebench-swebench-network lets them use it)"
 
 
 def _downloaded_names(source: Path, commit: str, repo: str) -> set[str]:

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
+from pytest_tebench.benchmarks.swebench import pypi_dates
 from pytest_tebench.settings import OptionSpec
 from pytest_tebench.settings import seconds
 
 #: SWE-bench's own default per-instance limit.
 DEFAULT_TIMEOUT = 1800.0
+
+
+def pypi_date(value: str) -> str:
+    """``today`` or a time :func:`.pypi_dates.parse_time` reads (kept as written: it is in result keys)."""
+    if value != "today":
+        try:
+            pypi_dates.parse_time(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not 'today' nor an ISO 8601 date or time: {value!r}") from None
+    return value
+
 
 SWEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
@@ -22,7 +35,7 @@ SWEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
         "Off by default: tests run with --network none.",
     ),
     OptionSpec(
-        "swebench-pypi-date", metavar="DATE|today",
+        "swebench-pypi-date", metavar="DATE|today", type=pypi_date,
         help="SWE-bench: environments install unpinned packages as PyPI stood on DATE (ISO 8601), or "
         "'today'. Default: 2023-11-01T00:00:00Z, when SWE-bench's test lists were made.",
     ),

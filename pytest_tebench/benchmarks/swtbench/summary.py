@@ -112,6 +112,11 @@ def _show(value: Any) -> str:
     return "  n/a" if value is None else f"{value:5.1f}"
 
 
+def _percent(value: Any) -> str:
+    """A figure in a sentence: ``25.0%``, or ``-`` when no item was there to count (not ``n/a%``)."""
+    return "-" if value is None else f"{value:.1f}%"
+
+
 def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     header = (
@@ -126,11 +131,11 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
 
     for model, block in summary.items():
         counts = block["counts"]
-        s, w = _show(block["S"]).strip(), _show(block["W"]).strip()
-        f2p, delta = _show(block["F2P"]).strip(), _show(block["coverage_delta"]).strip()
+        s, w = _percent(block["S"]), _percent(block["W"])
+        f2p, delta = _percent(block["F2P"]), _percent(block["coverage_delta"])
         lines.append(
-            f"model: {model}  success {counts['resolved']}/{counts['judged']} (S {s}%)  "
-            f"applicable {counts['applied']} (W {w}%)  F→P {f2p}%  mean coverage delta {delta}%  "
+            f"model: {model}  success {counts['resolved']}/{counts['judged']} (S {s})  "
+            f"applicable {counts['applied']} (W {w})  F→P {f2p}  mean coverage delta {delta}  "
             f"[empty {counts['empty']}, not applied {counts['not_applied']}, refused {counts['refused']}, "
             f"tampered {counts['tampered']}; not scored: "
             f"unsupported environment {counts['unsupported_environment']}, "
