@@ -587,3 +587,13 @@ def test_the_record_is_compared_with_the_gold_run_rule_by_rule() -> None:
 )
 def test_the_guard_goes_right_after_pytest(command: str, guarded: str | None) -> None:
     assert evaluation.guarded_command(command) == (guarded or command, guarded is not None)
+
+
+def test_processes_the_tests_start_do_not_inherit_the_guards_folder(tmp_path: Path) -> None:
+    """pylint's tests run pylint in subprocesses and check what PYTHONPATH puts on their path:
+    the guard takes its folder out of the variable (its own process keeps it on sys.path)."""
+    seen = tmp_path / "seen.txt"
+    calc = HONEST + f"\nimport os\nopen({str(seen)!r}, 'w').write(os.environ.get('PYTHONPATH', '<unset>'))\n"
+    log = _run_subprocess(_TinyPytester(tmp_path), calc, "n2")
+    assert evidence.records(log, "n2"), log
+    assert seen.read_text() == str(tmp_path)

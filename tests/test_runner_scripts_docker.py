@@ -61,6 +61,9 @@ def test_runner_scripts_are_guarded_gold_resolves_and_hostile_predictions_are_ta
     for project in rp.PROJECTS:
         gold = records[project.instance_id, "gold-copy"]
         assert (gold["status"], gold["swebench"]["resolved"]) == ("evaluated", True), gold.get("error")
+        # the official re-install ran too and changed what gold's own install changes, nothing more
+        install = gold["guard"].pop("install")
+        assert install["baseline"] == "gold's install" and install["changes"] > 0
         assert gold["guard"] == {"active": True, "records": 1, "baseline": "gold run", "findings": []}
         hostile = records[project.instance_id, MODELS[project.name]]
         # SWE-bench's own grading of the log alone resolves the hostile prediction
@@ -125,6 +128,9 @@ def test_an_official_image_runs_a_runner_script_under_the_launcher(
         gold = records["gold-copy"]
         assert (gold["swebench"]["environment"], gold["swebench"]["image"]) == ("official", image)
         assert (gold["status"], gold["swebench"]["resolved"]) == ("evaluated", True)
+        # the official re-install ran too and changed what gold's own install changes, nothing more
+        install = gold["guard"].pop("install")
+        assert install["baseline"] == "gold's install" and install["changes"] > 0
         assert gold["guard"] == {"active": True, "records": 1, "baseline": "gold run", "findings": []}
         tampered = records[model]
         assert tampered["swebench"]["resolution"] == "RESOLVED_FULL"

@@ -162,14 +162,9 @@ class SwebenchAdapter:
         payload: SwebenchInstance = instance.payload
         # only items that run in an official image carry the mode: keys of built ones stay as they were
         where = self._decide(payload).where
-        python = str((official.specs(payload.repo, payload.version) or {}).get("python", ""))
-        # built on a Python the guard cannot load: results stored when it was loaded all the same
-        # (every test failed) must not come back
-        unguarded = where == "build" and evaluation.guard_unavailable(python) is not None
         return json.dumps(
             {
                 **({"images": where, "official": OFFICIAL_VERSION} if where == "official" else {}),
-                **({"guard_python": list(evaluation.GUARD_MIN_PYTHON)} if unguarded else {}),
                 "row": dataclasses.asdict(payload),
                 "evaluation": EVALUATION_VERSION,
                 # a stored result is the guard's judgement too: another guard judges afresh
@@ -441,9 +436,7 @@ class SwebenchAdapter:
             evaluation.apply_test_patch(workspace.path, payload)
             directives = official.test_directives(payload.repo, payload.test_patch)
             run.test_command = " ".join([prepared.plan.test_cmd, *directives])
-            # Python 3.6 cannot import the guard: loaded there, it would fail every test
-            run.guard_reason = evaluation.guard_unavailable(prepared.plan.python)
-            run.guarded = run.guard_reason is None and evaluation.guarded_command(prepared.plan.test_cmd)[1]
+            run.guarded = evaluation.guarded_command(prepared.plan.test_cmd, payload.repo)[1]
             run.nonce = evidence.new_nonce()
             started = time.perf_counter()
             run.result, run.log = evaluation.run_tests(

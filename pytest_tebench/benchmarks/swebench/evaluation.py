@@ -156,25 +156,6 @@ def apply_test_patch(tree: Path, instance: SwebenchInstance) -> list[str]:
     return files
 
 
-#: The guard plugin's syntax (``from __future__ import annotations``) needs Python 3.7.
-GUARD_MIN_PYTHON = (3, 7)
-
-
-def guard_unavailable(python: str) -> str | None:
-    """Why the guard cannot load in a built environment of ``python``, or None: its Python 3.6
-    (bionic's) cannot import it, and pytest would fail every test on ``-p tebench_guard``."""
-    try:
-        version = tuple(int(part) for part in python.split(".")[:2])
-    except ValueError:
-        return None
-    if version >= GUARD_MIN_PYTHON:
-        return None
-    return (
-        f"the guard plugin needs Python {'.'.join(map(str, GUARD_MIN_PYTHON))} or later; "
-        f"this environment's is {python}: runner files are refused, the tests run in a clean environment"
-    )
-
-
 def guarded_command(test_cmd: str, repo: str = "") -> tuple[str, bool]:
     """The test command under the guard, and whether it could be: pytest with the guard plugin
     loaded first; a runner script of the tree (django's ``./tests/runtests.py``, sympy's

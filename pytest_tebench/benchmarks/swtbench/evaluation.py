@@ -150,11 +150,7 @@ def run(setting: Setting, spec: RunSpec) -> RunOutcome:
         measured = coverage_files(instance.patch)
         # read before the tests run: the prediction's code could rewrite them while it runs
         sources = {name: _text(workspace.path / name) for name in measured}
-        # SWE-bench's rule: no guard where the environment's Python cannot import it (3.6)
-        outcome.guarded = (
-            swebench_evaluation.guard_unavailable(setting.plan.python) is None
-            and swebench_evaluation.guarded_command(setting.plan.test_cmd)[1]
-        )
+        outcome.guarded = swebench_evaluation.guarded_command(setting.plan.test_cmd, setting.plan.repo)[1]
         script = swebench_evaluation.eval_script(
             setting.plan,
             list(spec.directives),

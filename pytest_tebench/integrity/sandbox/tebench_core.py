@@ -35,7 +35,24 @@ def take_environment():
     code under test never sees the nonce (nor passes it to a process of its own)."""
     nonce = os.environ.pop("TEBENCH_GUARD_NONCE", "")
     tree = os.path.realpath(os.environ.pop("TEBENCH_GUARD_TREE", "") or os.getcwd())
+    forget_own_path()
     return nonce, tree
+
+
+def forget_own_path():
+    # type: () -> None
+    """Take the guard's folder out of ``PYTHONPATH`` (not out of ``sys.path``): processes the tests
+    start see the environment they would see without the guard. pylint's tests run pylint in
+    subprocesses and check what ``PYTHONPATH`` puts on their path (gold failed on 7080 and 7277)."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    kept = [e for e in entries if not (e and os.path.realpath(e) == here)]
+    if kept == entries:
+        return
+    if any(kept):
+        os.environ["PYTHONPATH"] = os.pathsep.join(kept)
+    else:
+        os.environ.pop("PYTHONPATH", None)
 
 
 def in_tree(filename, tree):
