@@ -21,6 +21,10 @@ import pytest
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_text
 
+# the fixture projects' own tests (tests/fixtures/runner-scripts/*/tests) run inside their sandboxes,
+# never in this session
+collect_ignore_glob = ["fixtures/*"]
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
