@@ -14,11 +14,13 @@ from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import choose_jdk
 from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.run.maven.jdk import java_version_after
 from pytest_tebench.run.maven.jdk import min_supported_level
 from pytest_tebench.run.maven.jdk import parse_java_version
 from pytest_tebench.run.maven.jdk import read_jdk
 from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.jdkreq import VersionRange
+from pytest_tebench.run.maven.jdkreq import log_constraints
 from pytest_tebench.run.maven.jdkreq import parse_range
 
 
@@ -342,3 +344,85 @@ def test_override_wins_over_the_requirement(tmp_path: Path) -> None:
     requirement = read_requirement(project(tmp_path, GSON))
     assert choose_for(requirement, jdks(8, 17), override=8).version == 8
     assert choose_java_version((8, 17), requirement, "8") == 8
+
+
+# -- a failed build's log: what no build file says ------------------------------------------
+JDK_LOGS = Path(__file__).parent / "fixtures" / "jdk-logs"
+
+
+def recorded(name: str) -> str:
+    return (JDK_LOGS / name).read_text(encoding="utf-8")
+
+
+#: jfree/jfreechart's build, shortened: release 11, nothing else about the JDK.
+JFREECHART = {"pom.xml": pom(build(plugin("maven-compiler-plugin", "<release>11</release>")))}
+
+
+@pytest.mark.parametrize(
+    ("log", "reasons"),
+    [
+        # javac 11 reading EqualsVerifier 4.0 (Java 17 class files); the compiler plugin's
+        # warning says it first, and javac's lines twice more: one demand
+        ("jfreechart-testcompile-jdk11.log", ["build log: class files of version 61 (Java 17)"]),
+        (
+            "java17-runs-java25-class.log",
+            ["build log: class files of version 69 (Java 25)"],
+        ),
+        ("javac17-release-25.log", ["build log: release version 25 not supported"]),
+        # source and target 5 refused: one demand, level 5
+        ("javac17-source-5.log", ["build log: Source option 5 is no longer supported"]),
+    ],
+)
+def test_log_constraints_of_recorded_failures(log: str, reasons: list[str]) -> None:
+    assert [c.reason for c in log_constraints([recorded(log)])] == reasons
+
+
+def test_log_constraints_class_versions_are_java_versions() -> None:
+    # major 52 is Java 8, 55 is 11, 61 is 17, 65 is 21
+    for major, java in ((52, 8), (55, 11), (61, 17), (65, 21)):
+        (constraint,) = log_constraints([f"class file has wrong version {major}.0, should be 50.0"])
+        assert constraint.allowed == (VersionRange(java),)
+    assert log_constraints(["[ERROR] /ws/src/test/java/a/BTest.java:[3,8] cannot find symbol"]) == ()
+
+
+def test_jfreechart_on_jdk_11_is_built_again_with_17(tmp_path: Path) -> None:
+    requirement = read_requirement(project(tmp_path, JFREECHART))
+    log = [recorded("jfreechart-testcompile-jdk11.log")]
+    # the build files alone: JDK 11, the exact match of release 11 (what the Docker image chose)
+    assert choose_java_version((8, 11, 17, 21), requirement, None) == 11
+    choice = java_version_after((8, 11, 17, 21), requirement, 11, log)
+    assert choice is not None and choice.version == 17
+    assert choice.reason.startswith(
+        "JDK 11 could not build it (build log: class files of version 61 (Java 17))"
+    )
+    # the lowest JDK that reads the class files, whatever the order; 17 itself is fine
+    assert java_version_after((21, 11, 8), requirement, 11, log).version == 21  # type: ignore[union-attr]
+    assert java_version_after((8, 11, 17, 21), requirement, 17, log) is None
+    # a failure that names no JDK demand leaves the JDK as it is
+    assert java_version_after((8, 11, 17), requirement, 11, ["[ERROR] Tests run: 3, Failures: 1"]) is None
+
+
+def test_no_jdk_for_the_log_is_unsupported_environment(tmp_path: Path) -> None:
+    requirement = read_requirement(project(tmp_path, JFREECHART))
+    with pytest.raises(UnsupportedEnvironment) as raised:
+        java_version_after((8, 11), requirement, 11, [recorded("jfreechart-testcompile-jdk11.log")])
+    assert raised.value.status == "unsupported_environment"
+    assert "JDK 11: build log: class files of version 61 (Java 17)" in str(raised.value)
+
+
+def test_log_demand_against_an_override_is_the_harness_error(tmp_path: Path) -> None:
+    requirement = read_requirement(project(tmp_path, JFREECHART))
+    with pytest.raises(HarnessError, match=r"--tebench-jdk \(11\) cannot build this") as raised:
+        java_version_after((11, 17), requirement, 11, [recorded("jfreechart-testcompile-jdk11.log")], "11")
+    assert not isinstance(raised.value, UnsupportedEnvironment)
+
+
+def test_a_level_javac_refuses_goes_to_a_jdk_that_accepts_it(tmp_path: Path) -> None:
+    requirement = read_requirement(project(tmp_path, JFREECHART))
+    # javac 17 has no release 25 (a level set where the build files are not read)
+    choice = java_version_after((11, 17, 25), requirement, 17, [recorded("javac17-release-25.log")])
+    assert choice is not None and choice.version == 25
+    # javac 17 dropped source 5: the oldest JDK here that still takes it (a POM naming no level)
+    unnamed = read_requirement(project(tmp_path / "old", {"pom.xml": pom("")}))
+    choice = java_version_after((8, 11, 17), unnamed, 17, [recorded("javac17-source-5.log")])
+    assert choice is not None and choice.version == 8

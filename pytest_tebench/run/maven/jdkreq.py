@@ -18,6 +18,10 @@ one :class:`JdkRequirement`; :func:`pytest_tebench.run.maven.jdk.choose_for` pic
   multi-release sources only on 11+); one active by default or named with ``-P`` always applies;
   the others only count for the language level when nothing else names one (jsoup's older POMs).
 * modules (``<modules>``, recursively): a reactor's JDK must build every module.
+* a failed build's log (:func:`log_constraints`): what no build file states, such as a
+  dependency compiled for a newer Java (jfree/jfreechart tests with EqualsVerifier 4.0, whose
+  class files are Java 17: javac 11 stops at ``class file has wrong version 61.0, should be
+  55.0``), or a level set where these files are not read.
 
 Inherited settings from a parent outside the repository are not read: commons-* repositories
 restate theirs locally, and the enforcer rules of commons-parent only ask for what they state.
@@ -28,6 +32,7 @@ from __future__ import annotations
 import re
 import shlex
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -163,6 +168,11 @@ class JdkRequirement:
     @classmethod
     def at_level(cls, level: int) -> JdkRequirement:
         return cls(level, (Constraint(f"language level {level}", level=level),))
+
+    def adding(self, constraints: Iterable[Constraint]) -> JdkRequirement:
+        """This requirement with more constraints (the level stays: what the sources target)."""
+        extra = tuple(c for c in constraints if c not in self.constraints)
+        return JdkRequirement(self.level, self.constraints + extra)
 
 
 # -- POM reading ------------------------------------------------------------------------
@@ -376,6 +386,50 @@ def read_requirement(project: Path) -> JdkRequirement:
         why = f"no language level named: Maven's default {DEFAULT_LEVEL}"
         constraints.append(Constraint(why, level=DEFAULT_LEVEL))
     return JdkRequirement(max(levels, default=DEFAULT_LEVEL), tuple(constraints))
+
+
+# -- a failed build's log -------------------------------------------------------------------
+#: Class-file major version minus this is the Java feature version (52 -> 8, 55 -> 11, 61 -> 17).
+CLASS_FILE_OFFSET = 44
+#: Lines of a failed build (javac, the JVM, Surefire's summary) naming a class-file version the
+#: JDK in use cannot read: the JDK must be at least that Java version.
+_CLASS_VERSION_LINES = (
+    # javac: "bad class file: ...jar(/.../X.class) class file has wrong version 61.0, should be 55.0"
+    re.compile(r"class file has wrong version (?P<major>\d+)\.\d+, should be \d+\.\d+"),
+    # UnsupportedClassVersionError (JDK 9+): "... (class file version 61.0), this version of the
+    # Java Runtime only recognizes class file versions up to 55.0"
+    re.compile(r"class file version (?P<major>\d+)\.\d+\)?, this version of the Java Runtime"),
+    # UnsupportedClassVersionError (JDK 8): "... : Unsupported major.minor version 55.0"
+    re.compile(r"Unsupported major\.minor version (?P<major>\d+)\.\d+"),
+)
+#: javac refusing a language level: the JDK must accept it (a newer JDK for "release version
+#: 17 not supported", an older one for "Source option 5 is no longer supported").
+_LEVEL_LINES = (
+    re.compile(r"release version (?P<level>\d+) not supported"),
+    re.compile(r"invalid (?:target|source) release: (?:1\.)?(?P<level>\d+)"),
+    re.compile(r"(?:Source|Target) option (?:1\.)?(?P<level>\d+) is no longer supported"),
+)
+
+
+def log_constraints(texts: Iterable[str]) -> tuple[Constraint, ...]:
+    """What a failed build's output (``texts``: Maven logs, test failure messages) says its JDK
+    must be, as constraints for :func:`~pytest_tebench.run.maven.jdk.choose_for`; one per
+    distinct demand, in the order first seen. Nothing for a failure that is not the JDK's."""
+    found: dict[str, Constraint] = {}
+    for text in texts:
+        for line in text.splitlines():
+            for pattern in _CLASS_VERSION_LINES:
+                for match in pattern.finditer(line):
+                    java = int(match.group("major")) - CLASS_FILE_OFFSET
+                    if java >= 1:
+                        why = f"build log: class files of version {match.group('major')} (Java {java})"
+                        found.setdefault(f"class {java}", Constraint(why, allowed=(VersionRange(java),)))
+            for pattern in _LEVEL_LINES:
+                for match in pattern.finditer(line):
+                    level = int(match.group("level"))
+                    why = f"build log: {match.group(0).strip()}"
+                    found.setdefault(f"level {level}", Constraint(why, level=level))
+    return tuple(found.values())
 
 
 def detect_java_level(pom: Path) -> int:

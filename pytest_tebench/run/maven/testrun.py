@@ -54,6 +54,8 @@ from pytest_tebench.run.maven.steps import compile_step
 from pytest_tebench.run.maven.steps import selection_step
 from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import NOT_RUN
+from pytest_tebench.run.maven.surefire import PASSED
+from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.surefire import check_against_console
@@ -153,6 +155,14 @@ class SelectionRun:
     def all_passed(self) -> bool:
         """Tests ran and every selected test passed (an empty selection never "passes" here)."""
         return self.status == OK and bool(self.tests) and all(o.passed for o in self.tests)
+
+    def failure_output(self) -> tuple[str, ...]:
+        """What a failed run printed (step logs, messages of tests that did not pass), for reading
+        why it failed; nothing when it compiled and every test passed or was skipped."""
+        failing = [o.message for o in self.tests if o.status not in (PASSED, SKIPPED) and o.message]
+        if self.status in (OK, NO_TESTS) and not failing:
+            return ()
+        return (*(step.output for step in self.steps), *failing)
 
     def to_dict(self) -> dict[str, Any]:
         return {
