@@ -426,3 +426,97 @@ def test_a_level_javac_refuses_goes_to_a_jdk_that_accepts_it(tmp_path: Path) -> 
     unnamed = read_requirement(project(tmp_path / "old", {"pom.xml": pom("")}))
     choice = java_version_after((8, 11, 17), unnamed, 17, [recorded("javac17-source-5.log")])
     assert choice is not None and choice.version == 8
+
+
+# -- parents outside the checkout, from the local Maven repository ----------------------------
+def parent_pom(repo: Path, group: str, artifact: str, version: str, body: str) -> None:
+    where = repo.joinpath(*group.split("."), artifact, version)
+    where.mkdir(parents=True)
+    (where / f"{artifact}-{version}.pom").write_text(body, encoding="utf-8")
+
+
+def parent_ref(group: str, artifact: str, version: str, relative: str | None = None) -> str:
+    path = "" if relative is None else f"<relativePath>{relative}</relativePath>"
+    return (
+        f"<parent><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+        f"<version>{version}</version>{path}</parent>"
+    )
+
+
+def test_a_parent_only_in_the_maven_repository_counts(tmp_path: Path) -> None:
+    repo = tmp_path / "m2"
+    # the top of the chain: an enforcer range over a property its child sets
+    parent_pom(
+        repo, "org.acme", "acme-top", "1",
+        pom(
+            build(plugin("maven-enforcer-plugin", "<rules><requireJavaVersion><version>${minimalJava}"
+                         "</version></requireJavaVersion></rules>", execution=True)),
+            "<minimalJava>8</minimalJava>",
+        ),
+    )  # fmt: skip
+    # commons-parent's way: a level property the project may override, and a JDK-activated profile
+    parent_pom(
+        repo, "org.acme", "acme-parent", "7",
+        pom(
+            parent_ref("org.acme", "acme-top", "1")
+            + "<profiles><profile><id>java-9-up</id><activation><jdk>[9,)</jdk></activation><properties>"
+            "<maven.compiler.release>${acme.release}</maven.compiler.release></properties></profile></profiles>",
+            "<acme.release>8</acme.release><minimalJava>11</minimalJava>",
+        ),
+    )  # fmt: skip
+    checkout = project(
+        tmp_path / "ws",
+        {"pom.xml": pom(parent_ref("org.acme", "acme-parent", "7"), "<acme.release>17</acme.release>")},
+    )
+    # without the repository, nothing names a level: Maven's default 8, and JDK 8 would do
+    assert read_requirement(checkout).level == 8
+    requirement = read_requirement(checkout, repo)
+    reasons = [c.reason for c in requirement.constraints]
+    assert reasons == [
+        "parent org.acme:acme-parent:7 profile java-9-up (on JDK [9,)): maven.compiler.release 17",
+        "parent org.acme:acme-top:1: enforcer requireJavaVersion 11",
+    ]
+    assert requirement.level == 17
+    # JDK 8 fails the enforcer range of the grandparent (11, the nearer parent's value), 11 the
+    # release its profile sets from the project's own property
+    assert choose_for(requirement, jdks(8, 11, 17, 21)).version == 17
+    with pytest.raises(UnsupportedEnvironment, match=r"JDK 8: parent org\.acme:acme-top:1: enforcer"):
+        choose_for(requirement, jdks(8, 11))
+
+
+def test_a_parent_in_the_checkout_is_not_read_from_the_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "m2"
+    parent_pom(
+        repo, "org.acme", "acme-parent", "7", pom("", "<maven.compiler.release>21</maven.compiler.release>")
+    )
+    local_parent = pom(
+        "<artifactId>acme-parent</artifactId>", "<maven.compiler.release>11</maven.compiler.release>"
+    )
+    files = {
+        "pom.xml": local_parent.replace(
+            "<properties>", "<modules><module>core</module></modules><properties>"
+        ),
+        "core/pom.xml": pom(parent_ref("org.acme", "acme-parent", "7")),
+    }
+    assert read_requirement(project(tmp_path / "ws", files), repo).level == 11
+    # <relativePath/> says "from the repository", whatever the checkout has
+    files["core/pom.xml"] = pom(parent_ref("org.acme", "acme-parent", "7", relative=""))
+    assert read_requirement(project(tmp_path / "ws2", files), repo).level == 21
+
+
+def test_a_parent_brought_by_the_warm_up_changes_the_jdk_of_a_failed_build(tmp_path: Path) -> None:
+    repo = tmp_path / "m2"
+    checkout = project(tmp_path / "ws", {"pom.xml": pom(parent_ref("org.acme", "acme-parent", "7"))})
+    chosen = choose_java_version((8, 11, 17), read_requirement(checkout, repo), None)
+    assert chosen == 8  # the repository has no parent yet
+    parent_pom(
+        repo, "org.acme", "acme-parent", "7", pom("", "<maven.compiler.release>17</maven.compiler.release>")
+    )
+    failed = [
+        "[ERROR] Failed to execute goal ...:compile (default-compile) on project x: Fatal error compiling"
+    ]
+    choice = java_version_after((8, 11, 17), read_requirement(checkout, repo), chosen, failed)
+    assert choice is not None and choice.version == 17
+    assert "parent org.acme:acme-parent:7: maven.compiler.release 17" in choice.reason
+    # a build that did not fail is not run again
+    assert java_version_after((8, 11, 17), read_requirement(checkout, repo), chosen, []) is None

@@ -65,7 +65,7 @@ class BuildEnvironment:
             raise InputError(f"{self.repo}: the checkout has no pom.xml at its root (Maven builds only)")
         fields: dict[str, Any] = {
             "maven_repo": self.maven_repo,
-            "java_version": self.java_version(read_requirement(tree)),
+            "java_version": self.java_version(read_requirement(tree, self.maven_repo)),
             "maven_version": self.maven_version or required_maven_version(pom),
             "maven_dist": self.maven_dist,
             "compile_timeout": self.compile_timeout,
@@ -78,7 +78,7 @@ class BuildEnvironment:
         """The JDK to build the checkout at ``tree`` again with, when the failed build's output
         says JDK ``ran`` cannot (see :func:`~pytest_tebench.run.maven.jdk.java_version_after`)."""
         return java_version_after(
-            self.executor().java_versions(), read_requirement(tree), ran, failure, self.jdk
+            self.executor().java_versions(), read_requirement(tree, self.maven_repo), ran, failure, self.jdk
         )
 
 

@@ -152,7 +152,7 @@ class UpdateEvaluator:
         return self.context.executor()
 
     def _run_settings(self, workspace: Workspace) -> RunSettings:
-        java = self._java_version(read_requirement(workspace.path))
+        java = self._java_version(read_requirement(workspace.path, self.maven_repo))
         return RunSettings(
             maven_repo=self.maven_repo,
             java_version=java,
@@ -212,7 +212,8 @@ class UpdateEvaluator:
         for _ in range(_JDK_RETRIES if learn_jdk else 0):
             choice = java_version_after(
                 self._executor().java_versions(),
-                read_requirement(workspace.path),
+                # read again: a warm-up may have brought a parent POM the first reading lacked
+                read_requirement(workspace.path, settings.maven_repo),
                 settings.java_version,
                 _failure_output(warmed),
                 self.settings.jdk,

@@ -257,16 +257,20 @@ def java_version_after(
     override: str | None = None,
 ) -> JdkChoice | None:
     """The JDK to run a failed build again with, when its output (``failure``: logs, test
-    messages) shows that JDK ``ran`` cannot build it; ``None`` when the output names no JDK
-    demand that rules ``ran`` out (the failure is the code's, or not the JDK's).
+    messages) shows that JDK ``ran`` cannot build it, or when ``requirement`` (read again after
+    the build: a warm-up may have brought a parent POM) rules ``ran`` out; ``None`` when neither
+    does (the failure is the code's, or not the JDK's).
 
     The build's ``requirement`` plus the log's demands go through :func:`choose_for`: the lowest
     fitting JDK (class files of Java 17 on JDK 11: 17, or 21 when there is no 17). Raises
     :class:`UnsupportedEnvironment` when no JDK here meets them, and :class:`HarnessError` when
     ``override`` (``--tebench-jdk``) forces the JDK that cannot build it.
     """
-    demands = log_constraints(failure)
-    ruling_out = [c for c in demands if _rejection(ran, c)]
+    texts = list(failure)
+    if not texts:  # a build that did not fail is not run again
+        return None
+    demands = log_constraints(texts)
+    ruling_out = [c for c in (*demands, *requirement.constraints) if _rejection(ran, c)]
     if not ruling_out:
         return None
     if override:

@@ -23,8 +23,12 @@ one :class:`JdkRequirement`; :func:`pytest_tebench.run.maven.jdk.choose_for` pic
   class files are Java 17: javac 11 stops at ``class file has wrong version 61.0, should be
   55.0``), or a level set where these files are not read.
 
-Inherited settings from a parent outside the repository are not read: commons-* repositories
-restate theirs locally, and the enforcer rules of commons-parent only ask for what they state.
+* parents outside the repository (``<parent>`` whose ``relativePath`` is not in the checkout:
+  ``org.apache.commons:commons-parent``), read from the local Maven repository when it has them
+  (after the project's first warm-up it does), up their own parents: their properties, plugins
+  and profiles count as the child's, its own properties winning. A parent not there yet is
+  simply not read; gold's run reads the build again once the warm-up brought it
+  (:func:`~pytest_tebench.run.maven.jdk.java_version_after`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ from pytest_tebench.errors import HarnessError
 DEFAULT_LEVEL = 8
 #: Modules deeper than this below the root POM are not read (a guard against odd layouts).
 MAX_MODULE_DEPTH = 4
+#: Parents outside the checkout followed up from one POM (commons-parent has one: the ASF parent).
+MAX_PARENT_DEPTH = 6
 #: ``.mvn/jvm.config`` options and the first JDK whose ``java`` launcher knows them.
 JVM_OPTION_SINCE: Mapping[str, int] = {
     "--add-exports": 9,
@@ -241,6 +247,8 @@ class _Reader:
     root: Path
     overrides: dict[str, str]
     active_ids: set[str]
+    #: The local Maven repository parents outside the checkout are read from (None: not read).
+    maven_repo: Path | None = None
     constraints: list[Constraint] = field(default_factory=list)
     #: Levels named in profiles that nothing activates: counted only when nothing else names one.
     fallback_levels: list[tuple[int, str]] = field(default_factory=list)
@@ -250,11 +258,18 @@ class _Reader:
 
     def read_pom(self, pom: Path, inherited: Mapping[str, str], depth: int = 0) -> None:
         element = _parse(pom)
-        properties = {**inherited, **_properties(element), **self.overrides}
+        parents = self.external_parents(element, pom)
+        from_parents: dict[str, str] = {}
+        for _, parent in reversed(parents):  # the farthest first: nearer ones override
+            from_parents.update(_properties(parent))
+        # a POM whose parent is outside the checkout inherits nothing from the POM listing it
+        inherited = inherited if not parents else {}
+        properties = {**from_parents, **inherited, **_properties(element), **self.overrides}
         where = self.where(pom)
-        self.scope(element, properties, where, ())
-        for profile in _children(_child(element, "profiles"), "profile"):
-            self.profile(profile, properties, where)
+        for scope, label in [(element, where), *((parent, f"parent {coords}") for coords, parent in parents)]:
+            self.scope(scope, properties, label, ())
+            for profile in _children(_child(scope, "profiles"), "profile"):
+                self.profile(profile, properties, label)
         if depth >= MAX_MODULE_DEPTH:
             return
         for module in _children(_child(element, "modules"), "module"):
@@ -263,6 +278,46 @@ class _Reader:
             path = path if path.suffix == ".xml" else path / "pom.xml"
             if name and path.is_file():
                 self.read_pom(path, properties, depth + 1)
+
+    def external_parents(self, element: ET.Element, pom: Path) -> list[tuple[str, ET.Element]]:
+        """``(coordinates, POM)`` of ``element``'s parents outside the checkout, nearest first, as
+        far as the local Maven repository has them."""
+        found: list[tuple[str, ET.Element]] = []
+        here: Path | None = pom
+        while self.maven_repo is not None and len(found) < MAX_PARENT_DEPTH:
+            parent = _child(element, "parent")
+            if parent is None:
+                break
+            group, artifact, version = (_text(parent, name) for name in ("groupId", "artifactId", "version"))
+            if not (group and artifact and version) or "${" in group + artifact + version:
+                break
+            if here is not None and self.in_checkout(here, parent, artifact):
+                break
+            path = self.maven_repo.joinpath(*group.split("."), artifact, version, f"{artifact}-{version}.pom")
+            if not path.is_file():
+                break
+            try:
+                element = ET.parse(path).getroot()
+            except (OSError, ET.ParseError):
+                break
+            found.append((f"{group}:{artifact}:{version}", element))
+            here = None  # a parent from the repository has no checkout around it
+        return found
+
+    def in_checkout(self, pom: Path, parent: ET.Element, artifact: str) -> bool:
+        """Whether ``pom``'s parent is a POM of the checkout (read as part of the reactor)."""
+        relative = _child(parent, "relativePath")
+        text = "../pom.xml" if relative is None else (relative.text or "").strip()
+        if not text:  # <relativePath/>: never looked up in the checkout
+            return False
+        path = pom.parent / text
+        path = path / "pom.xml" if path.is_dir() else path
+        if not path.is_file() or not path.resolve().is_relative_to(self.root.resolve()):
+            return False
+        try:
+            return _text(ET.parse(path).getroot(), "artifactId") == artifact
+        except (OSError, ET.ParseError):
+            return False
 
     def profile(self, profile: ET.Element, properties: Mapping[str, str], where: str) -> None:
         ident = _text(profile, "id")
@@ -371,10 +426,11 @@ def jvm_config_constraints(root: Path) -> list[Constraint]:
     return found
 
 
-def read_requirement(project: Path) -> JdkRequirement:
-    """What the Maven build in directory ``project`` asks of its JDK (see the module doc)."""
+def read_requirement(project: Path, maven_repo: Path | None = None) -> JdkRequirement:
+    """What the Maven build in directory ``project`` asks of its JDK (see the module doc);
+    parents outside the checkout are read from ``maven_repo`` when it has them."""
     overrides, active = _maven_config(project)
-    reader = _Reader(project, overrides, active)
+    reader = _Reader(project, overrides, active, maven_repo)
     reader.read_pom(project / "pom.xml", {})
     constraints = jvm_config_constraints(project) + reader.constraints
     levels = [c.level for c in reader.constraints if c.level is not None]
