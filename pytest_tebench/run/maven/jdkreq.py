@@ -384,7 +384,7 @@ class _Reader:
         return found
 
 
-def _maven_config(root: Path) -> tuple[dict[str, str], set[str]]:
+def maven_config(root: Path) -> tuple[dict[str, str], set[str]]:
     """``-D`` properties and ``-P`` profile ids of ``.mvn/maven.config``."""
     path = root / ".mvn" / "maven.config"
     if not path.is_file():
@@ -429,7 +429,7 @@ def jvm_config_constraints(root: Path) -> list[Constraint]:
 def read_requirement(project: Path, maven_repo: Path | None = None) -> JdkRequirement:
     """What the Maven build in directory ``project`` asks of its JDK (see the module doc);
     parents outside the checkout are read from ``maven_repo`` when it has them."""
-    overrides, active = _maven_config(project)
+    overrides, active = maven_config(project)
     reader = _Reader(project, overrides, active, maven_repo)
     reader.read_pom(project / "pom.xml", {})
     constraints = jvm_config_constraints(project) + reader.constraints

@@ -106,7 +106,7 @@ class RunSettings:
         """These settings building only the reactor modules that hold ``tests`` and the modules
         they depend on (``-pl ... -am``; unchanged for a single-module build). Every launch of a
         run and of its warm-up carries the scope, so a warm-up resolves what the run builds."""
-        scope = read_reactor(workspace).scope_args(workspace, tests)
+        scope = read_reactor(workspace, self.java_version).scope_args(workspace, tests)
         return replace(self, extra_args=(*self.extra_args, *scope)) if scope else self
 
     def maven_tools(self) -> tuple[tuple[str, str], ...]:
@@ -257,7 +257,7 @@ class _Run:
         self.settings = settings
         self.steps: list[StepResult] = []
         self.timings: dict[str, float] = {}
-        self.reactor = read_reactor(workspace)
+        self.reactor = read_reactor(workspace, settings.java_version)
 
     def finish(
         self, status: str, compile_ok: bool | None, test_compile_ok: bool | None, **rest: Any
