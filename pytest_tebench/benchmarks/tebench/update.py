@@ -67,7 +67,8 @@ from pytest_tebench.workspace.checkout import Workspace
 _PASSING = (PASSED, SKIPPED)
 #: What a cached gold verdict means; a new value makes every stored gold reference stale.
 #: 2: a selected test that did not run is the harness's error, no longer ``invalid_instance``.
-_GOLD_RULES = 2
+#: 3: a failure whose log rules the JDK out runs again with another JDK, no longer ``invalid_instance``.
+_GOLD_RULES = 3
 #: Runs of gold again with another JDK, each after a log that ruled the last one out (a second:
 #: the first retry's JDK may meet one demand and show another).
 _JDK_RETRIES = 2
