@@ -183,8 +183,9 @@ def _patch(old: str, new: str) -> str:
 
 
 @pytest.mark.maven
+@pytest.mark.parametrize("executor", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_update_metrics_on_a_reactor_match_the_hand_computation(
-    pytester: pytest.Pytester, reactor_bench: dict[str, Any]
+    pytester: pytest.Pytester, reactor_bench: dict[str, Any], executor: str
 ) -> None:
     report_path = pytester.path / "report.json"
     result = pytester.runpytest(
@@ -194,7 +195,7 @@ def test_update_metrics_on_a_reactor_match_the_hand_computation(
         f"--tebench-cache-dir={pytester.path / 'cache'}",
         f"--tebench-maven-repo={TEST_MAVEN_REPO}",
         "--tebench-offline",
-        "--tebench-executor=local",
+        f"--tebench-executor={executor}",
         f"--tebench-report={report_path}",
         "-p",
         "no:cacheprovider",
@@ -209,6 +210,7 @@ def test_update_metrics_on_a_reactor_match_the_hand_computation(
     result.assert_outcomes(passed=3)
 
     gold = records["gold"]["update"]
+    assert {r["update"]["executor"] for r in records.values()} == {executor}
     assert [gold[s] for s in SCORES] == [1.0] * 5
     # gold's tests live in app, the changed method in core: the run built core through app
     assert gold["selection"] == [
