@@ -9,6 +9,7 @@ import pytest
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.run.maven.jdk import JdkInstall
+from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import choose_for
 from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import choose_jdk
@@ -520,3 +521,26 @@ def test_a_parent_brought_by_the_warm_up_changes_the_jdk_of_a_failed_build(tmp_p
     assert "parent org.acme:acme-parent:7: maven.compiler.release 17" in choice.reason
     # a build that did not fail is not run again
     assert java_version_after((8, 11, 17), read_requirement(checkout, repo), chosen, []) is None
+
+
+def test_a_failed_runs_output_is_read_for_the_jdk_and_a_passing_one_is_not() -> None:
+    from pytest_tebench.run.executor import StepResult
+    from pytest_tebench.run.maven.surefire import TestId
+    from pytest_tebench.run.maven.surefire import TestOutcome
+    from pytest_tebench.run.maven.testrun import SelectionRun
+
+    log = recorded("jfreechart-testcompile-jdk11.log")
+    step = StepResult("compile+test", ("mvn",), 0, False, 30.0, output="[WARNING] ... " + log.splitlines()[2])
+    test = TestId("org.jfree.chart.plot.CrosshairTest", "testEquals")
+    # the test JVM refused EqualsVerifier's class files: the message of the errored test says so
+    message = recorded("java17-runs-java25-class.log").splitlines()[1].strip()
+    errored = SelectionRun("ok", True, True, (TestOutcome(test, "error", 1, message),), steps=(step,))
+    assert errored.failure_output() == (step.output, message)
+    choice = java_version_after(
+        (8, 11, 17, 21, 25), JdkRequirement.at_level(11), 17, errored.failure_output()
+    )
+    assert choice is not None and choice.version == 25  # version 69 (Java 25) outranks 61 (17)
+    # a run that passed is not read: the compiler plugin's warning alone changes nothing
+    passed = SelectionRun("ok", True, True, (TestOutcome(test, "passed", 1),), steps=(step,))
+    assert passed.failure_output() == ()
+    assert java_version_after((11, 17), JdkRequirement.at_level(11), 11, passed.failure_output()) is None
