@@ -310,7 +310,11 @@ class UpdateEvaluator:
         coverage = run.coverage
         selection = [t for t in selection if str(t) not in {e["test"] for e in flaky}]
         if not invalid and selection and coverage is None:
-            raise HarnessError(f"no coverage from gold's run on V0: {run.coverage_error or 'unknown reason'}")
+            raise HarnessError(
+                f"no coverage from gold's run on V0: {run.coverage_error or 'unknown reason'}",
+                log_tail=_run_log_tail(run),
+                timings={**_warmup_timings(warmed), **run.timings},
+            )
         return {
             "key": key,
             "harness_version": __version__,

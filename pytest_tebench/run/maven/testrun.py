@@ -44,6 +44,7 @@ from pytest_tebench.run.maven.jacoco import EXEC_FILE
 from pytest_tebench.run.maven.jacoco import XML_FILE
 from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.run.maven.jacoco import check_agent_paths
+from pytest_tebench.run.maven.jacoco import fit_includes
 from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
@@ -383,8 +384,10 @@ class _Run:
         )
         if not includes:
             return (), "no main classes found under src/main of any module: nothing to cover"
-        check_agent_paths(str(self.workspace.resolve()), str(self.settings.maven_repo.resolve()))
-        return includes, ""
+        workspace, maven_repo = str(self.workspace.resolve()), str(self.settings.maven_repo.resolve())
+        check_agent_paths(workspace, maven_repo)
+        # host paths: never shorter than a container's, so the option fits wherever it runs
+        return fit_includes(includes, workspace=workspace, maven_repo=maven_repo), ""
 
     def compile_first(self) -> SelectionRun | None:
         """The split sequence's ``mvn test-compile``; a finished run when it failed."""
