@@ -68,6 +68,7 @@ def _build(args: argparse.Namespace) -> int:
             rev=args.rev,
             max_instances=args.max,
             jobs=args.jobs,
+            retry_unsupported=args.retry_unsupported,
         )
         result = build(config, out.with_name(out.name + ".state.jsonl"), progress=print)
     write_dataset(result.rows, out)
@@ -267,6 +268,11 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--rev", default="HEAD", help="history to walk (default: HEAD)")
     build.add_argument("--max", type=int, default=None, help="keep at most N instances (oldest first)")
     build.add_argument("-j", "--jobs", type=int, default=1, help="commits validated in parallel")
+    build.add_argument(
+        "--retry-unsupported", action="store_true",
+        help="build again the commits a previous run found unbuildable here (no JDK fits, an "
+        "artifact published nowhere reachable); by default they stay rejected",
+    )  # fmt: skip
     build.add_argument(
         "--benchmark", choices=("tebench", "realcode"), default="tebench",
         help="tebench: instances from the history; realcode: method-body tasks at one commit",

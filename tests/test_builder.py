@@ -107,3 +107,45 @@ def test_rebuilding_the_demo_gives_the_shipped_dataset_and_resumes(tmp_path: Pat
     assert second.returncode == 0, second.stderr
     assert "14 commits, 0 to build, 14 already decided" in second.stdout
     assert out.read_bytes() == demo_dataset_path().read_bytes()
+
+
+def test_a_commit_no_jdk_here_builds_is_recorded_unsupported(
+    make_history: Callable[[str], History], tmp_path: Path
+) -> None:
+    from pytest_tebench.benchmarks.tebench.builder import BuildConfig
+    from pytest_tebench.benchmarks.tebench.builder import build
+    from pytest_tebench.run.local import LocalExecutor
+    from pytest_tebench.run.maven.jdk import choose_java_version
+
+    pom = "<project><properties><maven.compiler.release>17</maven.compiler.release></properties></project>\n"
+    h = make_history("calc")
+    h.commit({MAIN: CALC, TEST: CALC_TEST, "pom.xml": pom})
+    sha = h.commit({MAIN: CALC.replace("a + b", "a - b"), TEST: _more_test_lines(8)})
+    executor = LocalExecutor(jdks={})
+    state = tmp_path / "out.jsonl.state.jsonl"
+    lines: list[str] = []
+
+    def run(*, retry: bool = False) -> dict[str, str]:
+        config = BuildConfig(
+            repo_dir=h.path, repo="acme/calc", work_dir=tmp_path / "work", maven_repo=tmp_path / "m2",
+            executor=lambda: executor,
+            # the one chooser, on a machine whose only JDK (8) cannot compile release 17
+            java_version=lambda requirement: choose_java_version((8,), requirement, None),
+            retry_unsupported=retry,
+        )  # fmt: skip
+        return build(config, state, progress=lines.append).rejections
+
+    reason = run()[sha]
+    assert reason == (
+        "unsupported environment: no installed JDK can build Java level 17 (found: 8); "
+        "JDK 8: pom.xml: maven.compiler.release 17"
+    )
+    assert not any("will retry" in line for line in lines)
+    # recorded: the next run builds nothing again, and counts it under its own reason
+    lines.clear()
+    assert run()[sha] == reason
+    assert lines[0] == "2 commits, 0 to build, 2 already decided"
+    # unless asked to
+    lines.clear()
+    assert run(retry=True)[sha] == reason
+    assert lines[0] == "2 commits, 1 to build, 1 already decided"

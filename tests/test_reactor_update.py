@@ -183,8 +183,9 @@ def _patch(old: str, new: str) -> str:
 
 
 @pytest.mark.maven
+@pytest.mark.parametrize("executor", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_update_metrics_on_a_reactor_match_the_hand_computation(
-    pytester: pytest.Pytester, reactor_bench: dict[str, Any]
+    pytester: pytest.Pytester, reactor_bench: dict[str, Any], executor: str
 ) -> None:
     report_path = pytester.path / "report.json"
     result = pytester.runpytest(
@@ -194,7 +195,7 @@ def test_update_metrics_on_a_reactor_match_the_hand_computation(
         f"--tebench-cache-dir={pytester.path / 'cache'}",
         f"--tebench-maven-repo={TEST_MAVEN_REPO}",
         "--tebench-offline",
-        "--tebench-executor=local",
+        f"--tebench-executor={executor}",
         f"--tebench-report={report_path}",
         "-p",
         "no:cacheprovider",
@@ -209,6 +210,7 @@ def test_update_metrics_on_a_reactor_match_the_hand_computation(
     result.assert_outcomes(passed=3)
 
     gold = records["gold"]["update"]
+    assert {r["update"]["executor"] for r in records.values()} == {executor}
     assert [gold[s] for s in SCORES] == [1.0] * 5
     # gold's tests live in app, the changed method in core: the run built core through app
     assert gold["selection"] == [
@@ -236,3 +238,45 @@ def test_update_metrics_on_a_reactor_match_the_hand_computation(
     assert (broken["s_exec"], broken["s_line"], broken["s_branch"]) == (0.5, 1.0, 1.0)
     assert broken["s_mod"] == pytest.approx(40 / 41)
     assert broken["s_update"] == pytest.approx(0.5 * (0.6 + 16 / 41))
+
+
+def test_modules_of_active_profiles(tmp_path: Path) -> None:
+    def profile(ident: str, activation: str, module: str) -> str:
+        return (
+            f"<profile><id>{ident}</id><activation>{activation}</activation>"
+            f"<modules><module>{module}</module></modules></profile>"
+        )
+
+    poms = {
+        "pom.xml": "<project><modules><module>core</module></modules><profiles>"
+        + profile("extras", "<activeByDefault>true</activeByDefault>", "extras")
+        + profile("java11", "<jdk>[11,)</jdk>", "jpms")
+        + profile("release", "<property><name>release</name></property>", "dist")
+        + profile("docs", "", "docs")
+        + "</profiles></project>",
+        # a module's own profile: only by default
+        "core/pom.xml": "<project><profiles>"
+        + profile("bench", "<activeByDefault>true</activeByDefault>", "bench")
+        + "</profiles></project>",
+    }
+    for name in ("core", "extras", "jpms", "dist", "docs", "core/bench"):
+        poms[f"{name}/pom.xml"] = poms.get(f"{name}/pom.xml", "<project/>")
+    for name, text in poms.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    # JDK 8: no JDK profile is active, so the activeByDefault one is
+    assert read_reactor(tmp_path, 8).modules == ("", "core", "extras", "core/bench")
+    # JDK 11 activates java11, which switches activeByDefault off in that POM (Maven's rule)
+    assert read_reactor(tmp_path, 11).modules == ("", "core", "jpms", "core/bench")
+    # without a JDK: every JDK profile's modules (for cleaning and reading reports)
+    assert read_reactor(tmp_path).modules == ("", "core", "jpms", "core/bench")
+    # -P in .mvn/maven.config
+    (tmp_path / ".mvn").mkdir()
+    (tmp_path / ".mvn" / "maven.config").write_text("-Pdocs\n")
+    assert read_reactor(tmp_path, 8).modules == ("", "core", "docs", "core/bench")
+    # the scope of a test in a profile's module names it
+    test = tmp_path / "docs" / "src" / "test" / "java" / "p" / "DocTest.java"
+    test.parent.mkdir(parents=True)
+    test.write_text("package p; class DocTest {}")
+    reactor = read_reactor(tmp_path, 8)
+    assert reactor.scope_args(tmp_path, [TestId("p.DocTest", "x")]) == ("-pl", "docs", "-am")

@@ -398,6 +398,8 @@ def test_bad_build_options_are_clear_errors(tmp_path: Path, capsys: pytest.Captu
     assert (
         "--since: history options of the tebench builder; realcode takes --commit" in capsys.readouterr().err
     )
+    assert main([*base, "--benchmark", "realcode", "--retry-unsupported"]) == 2
+    assert "--retry-unsupported: history options of the tebench builder" in capsys.readouterr().err
     assert main([*base, "--commit", "HEAD"]) == 2
     assert "are options of --benchmark realcode" in capsys.readouterr().err
     assert (

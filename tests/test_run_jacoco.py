@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.run.maven.jacoco import TOOL_OPTIONS_MAX
 from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.run.maven.jacoco import LineCoverage
 from pytest_tebench.run.maven.jacoco import MethodInfo
 from pytest_tebench.run.maven.jacoco import agent_option
 from pytest_tebench.run.maven.jacoco import check_agent_paths
+from pytest_tebench.run.maven.jacoco import fit_includes
 from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
@@ -132,3 +134,41 @@ def test_report_step() -> None:
         "{workspace}/target/tebench-jacoco.xml",
         "--quiet",
     )
+
+
+#: apache/commons-math a84f6eb7: the package prefixes of its reactor's main sources (24).
+MATH_INCLUDES = (
+    "org.apache.commons.math3.examples.neuralnet.sofm.tsp.*", "org.apache.commons.math4.core.jdkmath.*",
+    "org.apache.commons.math4.examples.kmeans.image.*", "org.apache.commons.math4.examples.sofm.chineserings.*",
+    "org.apache.commons.math4.examples.sofm.tsp.*", "org.apache.commons.math4.legacy.analysis.*",
+    "org.apache.commons.math4.legacy.core.*", "org.apache.commons.math4.legacy.distribution.*",
+    "org.apache.commons.math4.legacy.exception.*", "org.apache.commons.math4.legacy.field.linalg.*",
+    "org.apache.commons.math4.legacy.filter.*", "org.apache.commons.math4.legacy.fitting.*",
+    "org.apache.commons.math4.legacy.genetics.*", "org.apache.commons.math4.legacy.linear.*",
+    "org.apache.commons.math4.legacy.ml.clustering.*", "org.apache.commons.math4.legacy.ml.distance.*",
+    "org.apache.commons.math4.legacy.ode.*", "org.apache.commons.math4.legacy.optim.*",
+    "org.apache.commons.math4.legacy.random.*", "org.apache.commons.math4.legacy.special.*",
+    "org.apache.commons.math4.legacy.stat.*", "org.apache.commons.math4.legacy.util.*",
+    "org.apache.commons.math4.neuralnet.*", "org.apache.commons.math4.transform.*",
+)  # fmt: skip
+
+
+def test_includes_are_widened_until_jdk_8_reads_the_agent_option() -> None:
+    paths = {"workspace": "/workspace", "maven_repo": "/maven-repo"}
+    # as found: 1,200 characters in the Docker image, which JDK 8 ignores without a word
+    assert len(agent_option(MATH_INCLUDES, maven_repo="/maven-repo")) > TOOL_OPTIONS_MAX
+    fitted = fit_includes(MATH_INCLUDES, **paths)
+    # the deepest prefixes go first (sofm.tsp, kmeans.image, ... then legacy.field.linalg,
+    # legacy.ml.*), until legacy's eighteen packages are one
+    assert fitted == (
+        "org.apache.commons.math3.examples.neuralnet.*",
+        "org.apache.commons.math4.core.jdkmath.*",
+        "org.apache.commons.math4.examples.kmeans.*",
+        "org.apache.commons.math4.examples.sofm.*",
+        "org.apache.commons.math4.legacy.*",
+        "org.apache.commons.math4.neuralnet.*",
+        "org.apache.commons.math4.transform.*",
+    )
+    assert len(agent_option(fitted, maven_repo="/maven-repo")) <= TOOL_OPTIONS_MAX
+    # a short list stays as it is; class names of the default package are never widened
+    assert fit_includes(("org.tebench.textkit.*", "Calc*"), **paths) == ("Calc*", "org.tebench.textkit.*")

@@ -9,16 +9,19 @@ import pytest
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.run.maven.jdk import JdkInstall
+from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import choose_for
 from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import choose_jdk
 from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.run.maven.jdk import java_version_after
 from pytest_tebench.run.maven.jdk import min_supported_level
 from pytest_tebench.run.maven.jdk import parse_java_version
 from pytest_tebench.run.maven.jdk import read_jdk
 from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.jdkreq import VersionRange
+from pytest_tebench.run.maven.jdkreq import log_constraints
 from pytest_tebench.run.maven.jdkreq import parse_range
 
 
@@ -342,3 +345,202 @@ def test_override_wins_over_the_requirement(tmp_path: Path) -> None:
     requirement = read_requirement(project(tmp_path, GSON))
     assert choose_for(requirement, jdks(8, 17), override=8).version == 8
     assert choose_java_version((8, 17), requirement, "8") == 8
+
+
+# -- a failed build's log: what no build file says ------------------------------------------
+JDK_LOGS = Path(__file__).parent / "fixtures" / "jdk-logs"
+
+
+def recorded(name: str) -> str:
+    return (JDK_LOGS / name).read_text(encoding="utf-8")
+
+
+#: jfree/jfreechart's build, shortened: release 11, nothing else about the JDK.
+JFREECHART = {"pom.xml": pom(build(plugin("maven-compiler-plugin", "<release>11</release>")))}
+
+
+@pytest.mark.parametrize(
+    ("log", "reasons"),
+    [
+        # javac 11 reading EqualsVerifier 4.0 (Java 17 class files); the compiler plugin's
+        # warning says it first, and javac's lines twice more: one demand
+        ("jfreechart-testcompile-jdk11.log", ["build log: class files of version 61 (Java 17)"]),
+        (
+            "java17-runs-java25-class.log",
+            ["build log: class files of version 69 (Java 25)"],
+        ),
+        ("javac17-release-25.log", ["build log: release version 25 not supported"]),
+        # source and target 5 refused: one demand, level 5
+        ("javac17-source-5.log", ["build log: Source option 5 is no longer supported"]),
+    ],
+)
+def test_log_constraints_of_recorded_failures(log: str, reasons: list[str]) -> None:
+    assert [c.reason for c in log_constraints([recorded(log)])] == reasons
+
+
+def test_log_constraints_class_versions_are_java_versions() -> None:
+    # major 52 is Java 8, 55 is 11, 61 is 17, 65 is 21
+    for major, java in ((52, 8), (55, 11), (61, 17), (65, 21)):
+        (constraint,) = log_constraints([f"class file has wrong version {major}.0, should be 50.0"])
+        assert constraint.allowed == (VersionRange(java),)
+    assert log_constraints(["[ERROR] /ws/src/test/java/a/BTest.java:[3,8] cannot find symbol"]) == ()
+
+
+def test_jfreechart_on_jdk_11_is_built_again_with_17(tmp_path: Path) -> None:
+    requirement = read_requirement(project(tmp_path, JFREECHART))
+    log = [recorded("jfreechart-testcompile-jdk11.log")]
+    # the build files alone: JDK 11, the exact match of release 11 (what the Docker image chose)
+    assert choose_java_version((8, 11, 17, 21), requirement, None) == 11
+    choice = java_version_after((8, 11, 17, 21), requirement, 11, log)
+    assert choice is not None and choice.version == 17
+    assert choice.reason.startswith(
+        "JDK 11 could not build it (build log: class files of version 61 (Java 17))"
+    )
+    # the lowest JDK that reads the class files, whatever the order; 17 itself is fine
+    assert java_version_after((21, 11, 8), requirement, 11, log).version == 21  # type: ignore[union-attr]
+    assert java_version_after((8, 11, 17, 21), requirement, 17, log) is None
+    # a failure that names no JDK demand leaves the JDK as it is
+    assert java_version_after((8, 11, 17), requirement, 11, ["[ERROR] Tests run: 3, Failures: 1"]) is None
+
+
+def test_no_jdk_for_the_log_is_unsupported_environment(tmp_path: Path) -> None:
+    requirement = read_requirement(project(tmp_path, JFREECHART))
+    with pytest.raises(UnsupportedEnvironment) as raised:
+        java_version_after((8, 11), requirement, 11, [recorded("jfreechart-testcompile-jdk11.log")])
+    assert raised.value.status == "unsupported_environment"
+    assert "JDK 11: build log: class files of version 61 (Java 17)" in str(raised.value)
+
+
+def test_log_demand_against_an_override_is_the_harness_error(tmp_path: Path) -> None:
+    requirement = read_requirement(project(tmp_path, JFREECHART))
+    with pytest.raises(HarnessError, match=r"--tebench-jdk \(11\) cannot build this") as raised:
+        java_version_after((11, 17), requirement, 11, [recorded("jfreechart-testcompile-jdk11.log")], "11")
+    assert not isinstance(raised.value, UnsupportedEnvironment)
+
+
+def test_a_level_javac_refuses_goes_to_a_jdk_that_accepts_it(tmp_path: Path) -> None:
+    requirement = read_requirement(project(tmp_path, JFREECHART))
+    # javac 17 has no release 25 (a level set where the build files are not read)
+    choice = java_version_after((11, 17, 25), requirement, 17, [recorded("javac17-release-25.log")])
+    assert choice is not None and choice.version == 25
+    # javac 17 dropped source 5: the oldest JDK here that still takes it (a POM naming no level)
+    unnamed = read_requirement(project(tmp_path / "old", {"pom.xml": pom("")}))
+    choice = java_version_after((8, 11, 17), unnamed, 17, [recorded("javac17-source-5.log")])
+    assert choice is not None and choice.version == 8
+
+
+# -- parents outside the checkout, from the local Maven repository ----------------------------
+def parent_pom(repo: Path, group: str, artifact: str, version: str, body: str) -> None:
+    where = repo.joinpath(*group.split("."), artifact, version)
+    where.mkdir(parents=True)
+    (where / f"{artifact}-{version}.pom").write_text(body, encoding="utf-8")
+
+
+def parent_ref(group: str, artifact: str, version: str, relative: str | None = None) -> str:
+    path = "" if relative is None else f"<relativePath>{relative}</relativePath>"
+    return (
+        f"<parent><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+        f"<version>{version}</version>{path}</parent>"
+    )
+
+
+def test_a_parent_only_in_the_maven_repository_counts(tmp_path: Path) -> None:
+    repo = tmp_path / "m2"
+    # the top of the chain: an enforcer range over a property its child sets
+    parent_pom(
+        repo, "org.acme", "acme-top", "1",
+        pom(
+            build(plugin("maven-enforcer-plugin", "<rules><requireJavaVersion><version>${minimalJava}"
+                         "</version></requireJavaVersion></rules>", execution=True)),
+            "<minimalJava>8</minimalJava>",
+        ),
+    )  # fmt: skip
+    # commons-parent's way: a level property the project may override, and a JDK-activated profile
+    parent_pom(
+        repo, "org.acme", "acme-parent", "7",
+        pom(
+            parent_ref("org.acme", "acme-top", "1")
+            + "<profiles><profile><id>java-9-up</id><activation><jdk>[9,)</jdk></activation><properties>"
+            "<maven.compiler.release>${acme.release}</maven.compiler.release></properties></profile></profiles>",
+            "<acme.release>8</acme.release><minimalJava>11</minimalJava>",
+        ),
+    )  # fmt: skip
+    checkout = project(
+        tmp_path / "ws",
+        {"pom.xml": pom(parent_ref("org.acme", "acme-parent", "7"), "<acme.release>17</acme.release>")},
+    )
+    # without the repository, nothing names a level: Maven's default 8, and JDK 8 would do
+    assert read_requirement(checkout).level == 8
+    requirement = read_requirement(checkout, repo)
+    reasons = [c.reason for c in requirement.constraints]
+    assert reasons == [
+        "parent org.acme:acme-parent:7 profile java-9-up (on JDK [9,)): maven.compiler.release 17",
+        "parent org.acme:acme-top:1: enforcer requireJavaVersion 11",
+    ]
+    assert requirement.level == 17
+    # JDK 8 fails the enforcer range of the grandparent (11, the nearer parent's value), 11 the
+    # release its profile sets from the project's own property
+    assert choose_for(requirement, jdks(8, 11, 17, 21)).version == 17
+    with pytest.raises(UnsupportedEnvironment, match=r"JDK 8: parent org\.acme:acme-top:1: enforcer"):
+        choose_for(requirement, jdks(8, 11))
+
+
+def test_a_parent_in_the_checkout_is_not_read_from_the_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "m2"
+    parent_pom(
+        repo, "org.acme", "acme-parent", "7", pom("", "<maven.compiler.release>21</maven.compiler.release>")
+    )
+    local_parent = pom(
+        "<artifactId>acme-parent</artifactId>", "<maven.compiler.release>11</maven.compiler.release>"
+    )
+    files = {
+        "pom.xml": local_parent.replace(
+            "<properties>", "<modules><module>core</module></modules><properties>"
+        ),
+        "core/pom.xml": pom(parent_ref("org.acme", "acme-parent", "7")),
+    }
+    assert read_requirement(project(tmp_path / "ws", files), repo).level == 11
+    # <relativePath/> says "from the repository", whatever the checkout has
+    files["core/pom.xml"] = pom(parent_ref("org.acme", "acme-parent", "7", relative=""))
+    assert read_requirement(project(tmp_path / "ws2", files), repo).level == 21
+
+
+def test_a_parent_brought_by_the_warm_up_changes_the_jdk_of_a_failed_build(tmp_path: Path) -> None:
+    repo = tmp_path / "m2"
+    checkout = project(tmp_path / "ws", {"pom.xml": pom(parent_ref("org.acme", "acme-parent", "7"))})
+    chosen = choose_java_version((8, 11, 17), read_requirement(checkout, repo), None)
+    assert chosen == 8  # the repository has no parent yet
+    parent_pom(
+        repo, "org.acme", "acme-parent", "7", pom("", "<maven.compiler.release>17</maven.compiler.release>")
+    )
+    failed = [
+        "[ERROR] Failed to execute goal ...:compile (default-compile) on project x: Fatal error compiling"
+    ]
+    choice = java_version_after((8, 11, 17), read_requirement(checkout, repo), chosen, failed)
+    assert choice is not None and choice.version == 17
+    assert "parent org.acme:acme-parent:7: maven.compiler.release 17" in choice.reason
+    # a build that did not fail is not run again
+    assert java_version_after((8, 11, 17), read_requirement(checkout, repo), chosen, []) is None
+
+
+def test_a_failed_runs_output_is_read_for_the_jdk_and_a_passing_one_is_not() -> None:
+    from pytest_tebench.run.executor import StepResult
+    from pytest_tebench.run.maven.surefire import TestId
+    from pytest_tebench.run.maven.surefire import TestOutcome
+    from pytest_tebench.run.maven.testrun import SelectionRun
+
+    log = recorded("jfreechart-testcompile-jdk11.log")
+    step = StepResult("compile+test", ("mvn",), 0, False, 30.0, output="[WARNING] ... " + log.splitlines()[2])
+    test = TestId("org.jfree.chart.plot.CrosshairTest", "testEquals")
+    # the test JVM refused EqualsVerifier's class files: the message of the errored test says so
+    message = recorded("java17-runs-java25-class.log").splitlines()[1].strip()
+    errored = SelectionRun("ok", True, True, (TestOutcome(test, "error", 1, message),), steps=(step,))
+    assert errored.failure_output() == (step.output, message)
+    choice = java_version_after(
+        (8, 11, 17, 21, 25), JdkRequirement.at_level(11), 17, errored.failure_output()
+    )
+    assert choice is not None and choice.version == 25  # version 69 (Java 25) outranks 61 (17)
+    # a run that passed is not read: the compiler plugin's warning alone changes nothing
+    passed = SelectionRun("ok", True, True, (TestOutcome(test, "passed", 1),), steps=(step,))
+    assert passed.failure_output() == ()
+    assert java_version_after((11, 17), JdkRequirement.at_level(11), 11, passed.failure_output()) is None

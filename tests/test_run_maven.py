@@ -268,3 +268,19 @@ def test_the_maven_a_plugin_requires_is_read_from_the_log() -> None:
     )
     assert mavenlog.required_maven(refused) == "3.9.6"
     assert mavenlog.required_maven("[INFO] BUILD SUCCESS") == ""
+
+
+def test_a_plugin_failing_before_the_tests_is_no_test_crash() -> None:
+    # recorded: gson's ProGuard step on a JDK without jmods; Maven's help link names
+    # MojoExecutionException, which once read as Surefire's crash: tests "crashed" that never ran
+    log = (Path(__file__).parent / "fixtures" / "jdk-logs" / "gson-proguard-without-jmods.log").read_text()
+    verdict = mavenlog.diagnose_test_step(log, 1)
+    assert verdict.kind == mavenlog.BUILD_ERROR
+    assert verdict.summary.startswith(
+        "[ERROR] Failed to execute goal com.github.wvengen:proguard-maven-plugin:2.7.0:proguard"
+    )
+    # Surefire's own crash still is one, with or without the help link after it
+    with_help = (
+        CRASH + "[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/MojoExecutionException\n"
+    )
+    assert mavenlog.diagnose_test_step(with_help, 1).kind == mavenlog.TEST_CRASH

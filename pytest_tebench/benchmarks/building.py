@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,9 @@ from typing import Any
 from pytest_tebench.errors import InputError
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven.dist import required_maven_version
+from pytest_tebench.run.maven.jdk import JdkChoice
 from pytest_tebench.run.maven.jdk import JdkRequirement
+from pytest_tebench.run.maven.jdk import java_version_after
 from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
@@ -47,6 +50,8 @@ class BuildEnvironment:
     maven_version: str = ""
     #: Where Maven distributions are downloaded (None: the default cache's).
     maven_dist: Path | None = None
+    #: ``--jdk``: the JDK every build uses (a version or a home; None: the chooser's).
+    jdk: str | None = None
 
     @property
     def project(self) -> str:
@@ -60,7 +65,7 @@ class BuildEnvironment:
             raise InputError(f"{self.repo}: the checkout has no pom.xml at its root (Maven builds only)")
         fields: dict[str, Any] = {
             "maven_repo": self.maven_repo,
-            "java_version": self.java_version(read_requirement(tree)),
+            "java_version": self.java_version(read_requirement(tree, self.maven_repo)),
             "maven_version": self.maven_version or required_maven_version(pom),
             "maven_dist": self.maven_dist,
             "compile_timeout": self.compile_timeout,
@@ -68,6 +73,13 @@ class BuildEnvironment:
             "warmup_timeout": self.warmup_timeout,
         }
         return RunSettings(**{**fields, **overrides})
+
+    def java_version_after(self, tree: Path, ran: int, failure: Iterable[str]) -> JdkChoice | None:
+        """The JDK to build the checkout at ``tree`` again with, when the failed build's output
+        says JDK ``ran`` cannot (see :func:`~pytest_tebench.run.maven.jdk.java_version_after`)."""
+        return java_version_after(
+            self.executor().java_versions(), read_requirement(tree, self.maven_repo), ran, failure, self.jdk
+        )
 
 
 @contextlib.contextmanager
@@ -103,6 +115,7 @@ def open_environment(args: argparse.Namespace, *, what: str) -> Iterator[dict[st
             "warmup_timeout": maven.timeout_warmup,
             "maven_version": maven.maven_version or "",
             "maven_dist": maven.maven_dist,
+            "jdk": maven.jdk,
         }
     finally:
         executor.close()

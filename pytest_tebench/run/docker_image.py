@@ -125,8 +125,9 @@ _SETUP_TEMPLATE = r"""#!/bin/sh
 set -eu
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 PATH={base_path}
 
-# Keep the image lean: no docs, man pages, translations, recommended packages or jmods
-# (only jlink reads jmods, and no benchmark build runs jlink: 150 MB saved).
+# Keep the image lean: no docs, man pages, translations or recommended packages. The JDKs keep
+# their jmods: builds read them as libraries (google/gson's ProGuard step reads
+# ${{java.home}}/jmods/java.base.jmod and fails without it).
 mkdir -p /etc/dpkg/dpkg.cfg.d /etc/apt/apt.conf.d
 cat >/etc/dpkg/dpkg.cfg.d/01-tebench-nodoc <<'EOF'
 path-exclude=/usr/share/doc/*
@@ -135,7 +136,6 @@ path-exclude=/usr/share/man/*
 path-exclude=/usr/share/info/*
 path-exclude=/usr/share/locale/*
 path-exclude=/usr/share/lintian/*
-path-exclude=/usr/lib/jvm/*/jmods/*
 path-exclude=/usr/lib/jvm/*/man/*
 EOF
 # Check-Valid-Until off: build machines with a skewed clock must still accept the mirror.

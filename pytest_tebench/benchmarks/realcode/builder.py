@@ -387,6 +387,7 @@ def main(args: argparse.Namespace) -> int:
         "--until": args.until,
         "--rev": args.rev != "HEAD",
         "-j": args.jobs != 1,
+        "--retry-unsupported": args.retry_unsupported,
     }
     misplaced = [name for name, value in history.items() if value]
     if misplaced:

@@ -115,7 +115,7 @@ class RealcodeRunner:
             raise InvalidInstance(
                 "the repository has no pom.xml at its root (only Maven projects are supported)"
             )
-        requirement = read_requirement(workspace)
+        requirement = read_requirement(workspace, self.maven.maven_repo)
         java = choose_java_version(self._executor().java_versions(), requirement, self.maven.jdk)
         return RunSettings(
             maven_repo=self.maven.maven_repo,

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import test_changes
 from pytest_tebench.benchmarks.tebench.update import selection_of
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.java.parser import identity_key
 from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
@@ -57,6 +59,8 @@ MAX_FILES = 20
 MIN_TEST_LINES = 5
 MAX_TEST_LINES = 200
 BUILDER_VERSION = f"{__version__}/1"
+#: Builds of V0 again with another JDK, each after a log that ruled the last one out.
+JDK_RETRIES = 2
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,8 @@ class BuildConfig(BuildEnvironment):
     rev: str = "HEAD"
     max_instances: int | None = None
     jobs: int = 1
+    #: Build again the commits recorded as unbuildable here (``--retry-unsupported``).
+    retry_unsupported: bool = False
 
 
 # -- stage 1 and 2: static ----------------------------------------------------------------
@@ -237,6 +243,20 @@ def _labelled(
     warmed = run_warmed(
         executor, workspace.path, selection, settings.scoped(workspace.path, selection), project=config.repo
     )
+    for _ in range(JDK_RETRIES):
+        # a failure whose log says the JDK cannot build V0 (a dependency's newer class files) is
+        # the chooser's to mend, never the commit's rejection
+        choice = config.java_version_after(workspace.path, settings.java_version, warmed.run.failure_output())
+        if choice is None:
+            break
+        settings = replace(settings, java_version=choice.version)
+        warmed = run_warmed(
+            executor,
+            workspace.path,
+            selection,
+            settings.scoped(workspace.path, selection),
+            project=config.repo,
+        )
     if warmed.warmup is not None and not warmed.warmup.ok:
         return f"V0 does not build (warm-up): {warmed.warmup.error}"
     v0 = warmed.run
@@ -323,6 +343,8 @@ class BuildResult:
 def build(config: BuildConfig, state_file: Path, progress: Callable[[str], None] = print) -> BuildResult:
     """Run every stage over the history; ``state_file`` makes the build resumable."""
     done = _load_state(state_file)
+    if config.retry_unsupported:
+        done = {sha: entry for sha, entry in done.items() if not entry.get("unsupported")}
     commits = list_commits(config.repo_dir, rev=config.rev, since=config.since, until=config.until)
     lock = threading.Lock()
     pending: list[Candidate] = []
@@ -341,8 +363,13 @@ def build(config: BuildConfig, state_file: Path, progress: Callable[[str], None]
     config.work_dir.mkdir(parents=True, exist_ok=True)
 
     def run(candidate: Candidate) -> None:
+        unsupported = False
         try:
             outcome: dict[str, Any] | str = execute_check(candidate, config)
+        except UnsupportedEnvironment as exc:
+            # a fact about this machine and the commit (no JDK here fits, an artifact published
+            # nowhere reachable): recorded, so later runs do not build it again unless asked to
+            outcome, unsupported = f"unsupported environment: {exc}", True
         except HarnessError as exc:
             # not the commit's fault: reported, not remembered, so the next run tries it again
             with lock:
@@ -358,6 +385,8 @@ def build(config: BuildConfig, state_file: Path, progress: Callable[[str], None]
             if isinstance(outcome, str)
             else {"commit": candidate.commit.sha, "row": outcome}
         )
+        if unsupported:
+            entry["unsupported"] = True
         _append_state(state_file, entry, lock)
         with lock:
             done[candidate.commit.sha] = entry

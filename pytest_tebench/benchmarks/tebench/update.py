@@ -48,6 +48,7 @@ from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.run.maven.jacoco import LineCoverage
 from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import choose_java_version
+from pytest_tebench.run.maven.jdk import java_version_after
 from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import NOT_RUN
@@ -66,7 +67,11 @@ from pytest_tebench.workspace.checkout import Workspace
 _PASSING = (PASSED, SKIPPED)
 #: What a cached gold verdict means; a new value makes every stored gold reference stale.
 #: 2: a selected test that did not run is the harness's error, no longer ``invalid_instance``.
-_GOLD_RULES = 2
+#: 3: a failure whose log rules the JDK out runs again with another JDK, no longer ``invalid_instance``.
+_GOLD_RULES = 3
+#: Runs of gold again with another JDK, each after a log that ruled the last one out (a second:
+#: the first retry's JDK may meet one demand and show another).
+_JDK_RETRIES = 2
 #: Characters of a failing test's message kept in an ``invalid_instance`` reason.
 _MESSAGE_CHARS = 300
 
@@ -148,7 +153,7 @@ class UpdateEvaluator:
         return self.context.executor()
 
     def _run_settings(self, workspace: Workspace) -> RunSettings:
-        java = self._java_version(read_requirement(workspace.path))
+        java = self._java_version(read_requirement(workspace.path, self.maven_repo))
         return RunSettings(
             maven_repo=self.maven_repo,
             java_version=java,
@@ -172,14 +177,20 @@ class UpdateEvaluator:
         project: str,
         warm_selection: list[TestId] | None = None,
         trusted: str | None = None,
-    ) -> tuple[WarmedRun, RunSettings]:
-        """An offline run, and the settings it really ran with; the project is warmed up (online,
-        on ``trusted``'s checkout) only when the shared Maven repository lacks something it needs.
-        ``settings`` come :meth:`~RunSettings.scoped` to the modules of the selected tests.
+        learn_jdk: bool = False,
+    ) -> tuple[WarmedRun, RunSettings, str]:
+        """An offline run, the settings it really ran with, and why its JDK is not the one the
+        build files chose (``""``: it is); the project is warmed up (online, on ``trusted``'s
+        checkout) only when the shared Maven repository lacks something it needs. ``settings``
+        come :meth:`~RunSettings.scoped` to the modules of the selected tests.
 
         A plugin that refuses the Maven in use (``requires Maven version 3.9.6``: gson's proto
         module; a plugin's own prerequisite, which no POM shows) gets the run again, once, with
-        Maven 3.9 from Maven Central."""
+        Maven 3.9 from Maven Central. With ``learn_jdk`` (gold's trusted run), a failure whose
+        output says the JDK cannot build the code (a dependency's class files are newer: jfreechart
+        with EqualsVerifier 4.0 on JDK 11) gets the run again with the JDK the chooser then picks
+        (:func:`~pytest_tebench.run.maven.jdk.java_version_after`); predictions start with gold's
+        JDK, and their output never changes it."""
 
         def attempt(settings: RunSettings) -> WarmedRun:
             return run_warmed(
@@ -198,6 +209,21 @@ class UpdateEvaluator:
         if needed and not settings.maven_version and _newer_maven_will_do(needed):
             settings = replace(settings, maven_version=MAVEN_39)
             warmed = attempt(settings)
+        jdk_note = ""
+        for _ in range(_JDK_RETRIES if learn_jdk else 0):
+            choice = java_version_after(
+                self._executor().java_versions(),
+                # read again: a warm-up may have brought a parent POM the first reading lacked
+                read_requirement(workspace.path, settings.maven_repo),
+                settings.java_version,
+                _failure_output(warmed),
+                self.settings.jdk,
+            )
+            if choice is None:
+                break
+            jdk_note = "; ".join(filter(None, (jdk_note, f"JDK {choice.version}: {choice.reason}")))
+            settings = replace(settings, java_version=choice.version)
+            warmed = attempt(settings)
         if warmed.warmup is not None and not warmed.warmup.ok:
             if warmed.warmup.unpublished:
                 # a fact about the instance's environment (docs/building.md), never a model's score
@@ -212,7 +238,7 @@ class UpdateEvaluator:
                 log_tail=warmed.warmup.log_tail,
                 timings=_warmup_timings(warmed),
             )
-        return warmed, settings
+        return warmed, settings, jdk_note
 
     # -- gold -----------------------------------------------------------------------------
     def gold(
@@ -261,7 +287,9 @@ class UpdateEvaluator:
         selection = selection_of(gold_changes.methods)
         try:
             settings = settings.scoped(workspace.path, selection)
-            warmed, settings = self._run(workspace, selection, settings, project=project)
+            warmed, settings, jdk_note = self._run(
+                workspace, selection, settings, project=project, learn_jdk=True
+            )
             run = warmed.run
             _raise_for_harness(run, "gold build on V0", _warmup_timings(warmed))
             flaky: list[dict[str, Any]] = []
@@ -282,7 +310,11 @@ class UpdateEvaluator:
         coverage = run.coverage
         selection = [t for t in selection if str(t) not in {e["test"] for e in flaky}]
         if not invalid and selection and coverage is None:
-            raise HarnessError(f"no coverage from gold's run on V0: {run.coverage_error or 'unknown reason'}")
+            raise HarnessError(
+                f"no coverage from gold's run on V0: {run.coverage_error or 'unknown reason'}",
+                log_tail=_run_log_tail(run),
+                timings={**_warmup_timings(warmed), **run.timings},
+            )
         return {
             "key": key,
             "harness_version": __version__,
@@ -302,7 +334,11 @@ class UpdateEvaluator:
             "coverage": _coverage_to_json(coverage, methods),
             "java_version": settings.java_version,
             "maven_version": settings.maven_version,
-            "run": {**_run_summary(run), "warmup": warmed.warmup.to_dict() if warmed.warmup else None},
+            "run": {
+                **_run_summary(run),
+                "warmup": warmed.warmup.to_dict() if warmed.warmup else None,
+                "jdk_retry": jdk_note or None,
+            },
             "seconds": time.perf_counter() - started,
             "flaky": flaky,
         }
@@ -363,13 +399,16 @@ class UpdateEvaluator:
         settings = self._run_settings(workspace)
         if not settings.maven_version and gold.maven_version:
             settings = replace(settings, maven_version=gold.maven_version)
+        if not self.settings.jdk and gold.java_version != settings.java_version:
+            # the JDK gold's run settled on (its log may have ruled the build files' choice out)
+            settings = replace(settings, java_version=gold.java_version)
         methods = method_sets(workspace, gold_changes, predicted)
         flaky = gold.flaky_tests
         selection = sorted(set(methods.prediction_selection()) - flaky)
         try:
             settings = settings.scoped(workspace.path, [*selection, *gold.selection])
             # a warm-up runs gold's tests online, never the prediction's
-            warmed, settings = self._run(
+            warmed, settings, _ = self._run(
                 workspace,
                 selection,
                 settings,
@@ -450,6 +489,14 @@ class UpdateEvaluator:
             block.update({name: None for name in ("s_exec", "s_line", "s_branch", "s_mod", "s_update")})
             raise UpdateTimeout(f"the prediction's {run.status.split(':', 1)[1]} phase timed out", block)
         return block
+
+
+def _failure_output(warmed: WarmedRun) -> list[str]:
+    """What the failed parts of a warmed run printed: the run's, and a failed warm-up's steps."""
+    texts = list(warmed.run.failure_output())
+    if warmed.warmup is not None and not warmed.warmup.ok:
+        texts += [step.output for step in warmed.warmup.steps]
+    return texts
 
 
 def _raise_for_harness(run: SelectionRun, what: str, timings: dict[str, float]) -> None:

@@ -43,6 +43,34 @@ _PACKAGE = re.compile(rb"^\s*package\s+([\w.]+)\s*;", re.MULTILINE)
 _UNSAFE = re.compile(r"[\s,=\"']")
 
 
+#: HotSpot 8 silently ignores a ``JAVA_TOOL_OPTIONS`` of 1024 characters or more (its option
+#: buffer; JDK 9 dropped the limit): no agent, no coverage. apache/commons-math's 24 package
+#: prefixes made 1,200 characters.
+TOOL_OPTIONS_MAX = 1023
+
+
+def fit_includes(includes: Iterable[str], *, workspace: str, maven_repo: str) -> tuple[str, ...]:
+    """``includes`` widened to parent packages, the deepest first, until the agent option with
+    these paths fits :data:`TOOL_OPTIONS_MAX` (unchanged when it already does). A wider pattern
+    instruments more of the project's own namespace; the report still reads only its classes."""
+    patterns = sorted(set(includes))
+
+    def length(chosen: Sequence[str]) -> int:
+        option = agent_option(chosen, maven_repo=maven_repo)
+        return len(option.replace(WORKSPACE_PLACEHOLDER, workspace))
+
+    while length(patterns) > TOOL_OPTIONS_MAX:
+        packages = [p for p in patterns if p.endswith(".*") and "." in p[:-2]]
+        if not packages:
+            break
+        deepest = max(packages, key=lambda p: (p.count("."), p))
+        wider = deepest[:-2].rsplit(".", 1)[0]
+        patterns = sorted(
+            {p for p in patterns if not (p == f"{wider}.*" or p.startswith(f"{wider}."))} | {f"{wider}.*"}
+        )
+    return tuple(patterns)
+
+
 def agent_option(includes: Iterable[str], *, maven_repo: str = MAVEN_REPO_PLACEHOLDER) -> str:
     """The ``-javaagent:`` option writing to :data:`EXEC_FILE` in the workspace.
 

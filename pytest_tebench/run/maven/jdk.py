@@ -12,6 +12,11 @@ our JaCoCo can read, else the smallest. When none satisfies the build it raises
 :class:`~pytest_tebench.errors.UnsupportedEnvironment` naming what excluded each JDK: the
 instance's environment cannot be had here, which is neither a score nor a harness bug. The
 reference harness had no per-project choice at all (one global JDK).
+
+What no build file says shows only when a build fails: :func:`java_version_after` reads the
+failed build's log (:func:`~pytest_tebench.run.maven.jdkreq.log_constraints`: a dependency's
+class files newer than the JDK, a level javac refuses) and picks the JDK to run it again with,
+by the same rules, so such a build is neither the instance's failure nor a model's.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pytest_tebench.run.maven.jdkreq import DEFAULT_LEVEL
 from pytest_tebench.run.maven.jdkreq import Constraint
 from pytest_tebench.run.maven.jdkreq import JdkRequirement
 from pytest_tebench.run.maven.jdkreq import detect_java_level
+from pytest_tebench.run.maven.jdkreq import log_constraints
 from pytest_tebench.run.maven.jdkreq import read_requirement
 
 __all__ = [
@@ -41,6 +47,7 @@ __all__ = [
     "choose_jdk",
     "detect_java_level",
     "discover_jdks",
+    "java_version_after",
     "read_jdk",
     "read_requirement",
 ]
@@ -240,3 +247,37 @@ def choose_java_version(
         found = read_jdk(Path(override))
         return found.version if found is not None else choose_for(requirement, installs).version
     return choose_for(requirement, installs, int(override) if override else None).version
+
+
+def java_version_after(
+    available: Iterable[int],
+    requirement: JdkRequirement,
+    ran: int,
+    failure: Iterable[str],
+    override: str | None = None,
+) -> JdkChoice | None:
+    """The JDK to run a failed build again with, when its output (``failure``: logs, test
+    messages) shows that JDK ``ran`` cannot build it, or when ``requirement`` (read again after
+    the build: a warm-up may have brought a parent POM) rules ``ran`` out; ``None`` when neither
+    does (the failure is the code's, or not the JDK's).
+
+    The build's ``requirement`` plus the log's demands go through :func:`choose_for`: the lowest
+    fitting JDK (class files of Java 17 on JDK 11: 17, or 21 when there is no 17). Raises
+    :class:`UnsupportedEnvironment` when no JDK here meets them, and :class:`HarnessError` when
+    ``override`` (``--tebench-jdk``) forces the JDK that cannot build it.
+    """
+    texts = list(failure)
+    if not texts:  # a build that did not fail is not run again
+        return None
+    demands = log_constraints(texts)
+    ruling_out = [c for c in (*demands, *requirement.constraints) if _rejection(ran, c)]
+    if not ruling_out:
+        return None
+    if override:
+        raise HarnessError(
+            f"the JDK requested with --tebench-jdk ({override}) cannot build this: {ruling_out[0].reason}"
+        )
+    installs = {v: JdkInstall(v, Path(f"/jdk/{v}"), str(v)) for v in available}
+    choice = choose_for(requirement.adding(demands), installs)
+    reason = f"JDK {ran} could not build it ({ruling_out[0].reason}); {choice.reason}"
+    return JdkChoice(choice.version, choice.home, choice.level, reason)

@@ -18,9 +18,17 @@ one :class:`JdkRequirement`; :func:`pytest_tebench.run.maven.jdk.choose_for` pic
   multi-release sources only on 11+); one active by default or named with ``-P`` always applies;
   the others only count for the language level when nothing else names one (jsoup's older POMs).
 * modules (``<modules>``, recursively): a reactor's JDK must build every module.
+* a failed build's log (:func:`log_constraints`): what no build file states, such as a
+  dependency compiled for a newer Java (jfree/jfreechart tests with EqualsVerifier 4.0, whose
+  class files are Java 17: javac 11 stops at ``class file has wrong version 61.0, should be
+  55.0``), or a level set where these files are not read.
 
-Inherited settings from a parent outside the repository are not read: commons-* repositories
-restate theirs locally, and the enforcer rules of commons-parent only ask for what they state.
+* parents outside the repository (``<parent>`` whose ``relativePath`` is not in the checkout:
+  ``org.apache.commons:commons-parent``), read from the local Maven repository when it has them
+  (after the project's first warm-up it does), up their own parents: their properties, plugins
+  and profiles count as the child's, its own properties winning. A parent not there yet is
+  simply not read; gold's run reads the build again once the warm-up brought it
+  (:func:`~pytest_tebench.run.maven.jdk.java_version_after`).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from __future__ import annotations
 import re
 import shlex
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -40,6 +49,8 @@ from pytest_tebench.errors import HarnessError
 DEFAULT_LEVEL = 8
 #: Modules deeper than this below the root POM are not read (a guard against odd layouts).
 MAX_MODULE_DEPTH = 4
+#: Parents outside the checkout followed up from one POM (commons-parent has one: the ASF parent).
+MAX_PARENT_DEPTH = 6
 #: ``.mvn/jvm.config`` options and the first JDK whose ``java`` launcher knows them.
 JVM_OPTION_SINCE: Mapping[str, int] = {
     "--add-exports": 9,
@@ -164,6 +175,11 @@ class JdkRequirement:
     def at_level(cls, level: int) -> JdkRequirement:
         return cls(level, (Constraint(f"language level {level}", level=level),))
 
+    def adding(self, constraints: Iterable[Constraint]) -> JdkRequirement:
+        """This requirement with more constraints (the level stays: what the sources target)."""
+        extra = tuple(c for c in constraints if c not in self.constraints)
+        return JdkRequirement(self.level, self.constraints + extra)
+
 
 # -- POM reading ------------------------------------------------------------------------
 def _local(tag: str) -> str:
@@ -231,6 +247,8 @@ class _Reader:
     root: Path
     overrides: dict[str, str]
     active_ids: set[str]
+    #: The local Maven repository parents outside the checkout are read from (None: not read).
+    maven_repo: Path | None = None
     constraints: list[Constraint] = field(default_factory=list)
     #: Levels named in profiles that nothing activates: counted only when nothing else names one.
     fallback_levels: list[tuple[int, str]] = field(default_factory=list)
@@ -240,11 +258,18 @@ class _Reader:
 
     def read_pom(self, pom: Path, inherited: Mapping[str, str], depth: int = 0) -> None:
         element = _parse(pom)
-        properties = {**inherited, **_properties(element), **self.overrides}
+        parents = self.external_parents(element, pom)
+        from_parents: dict[str, str] = {}
+        for _, parent in reversed(parents):  # the farthest first: nearer ones override
+            from_parents.update(_properties(parent))
+        # a POM whose parent is outside the checkout inherits nothing from the POM listing it
+        inherited = inherited if not parents else {}
+        properties = {**from_parents, **inherited, **_properties(element), **self.overrides}
         where = self.where(pom)
-        self.scope(element, properties, where, ())
-        for profile in _children(_child(element, "profiles"), "profile"):
-            self.profile(profile, properties, where)
+        for scope, label in [(element, where), *((parent, f"parent {coords}") for coords, parent in parents)]:
+            self.scope(scope, properties, label, ())
+            for profile in _children(_child(scope, "profiles"), "profile"):
+                self.profile(profile, properties, label)
         if depth >= MAX_MODULE_DEPTH:
             return
         for module in _children(_child(element, "modules"), "module"):
@@ -253,6 +278,46 @@ class _Reader:
             path = path if path.suffix == ".xml" else path / "pom.xml"
             if name and path.is_file():
                 self.read_pom(path, properties, depth + 1)
+
+    def external_parents(self, element: ET.Element, pom: Path) -> list[tuple[str, ET.Element]]:
+        """``(coordinates, POM)`` of ``element``'s parents outside the checkout, nearest first, as
+        far as the local Maven repository has them."""
+        found: list[tuple[str, ET.Element]] = []
+        here: Path | None = pom
+        while self.maven_repo is not None and len(found) < MAX_PARENT_DEPTH:
+            parent = _child(element, "parent")
+            if parent is None:
+                break
+            group, artifact, version = (_text(parent, name) for name in ("groupId", "artifactId", "version"))
+            if not (group and artifact and version) or "${" in group + artifact + version:
+                break
+            if here is not None and self.in_checkout(here, parent, artifact):
+                break
+            path = self.maven_repo.joinpath(*group.split("."), artifact, version, f"{artifact}-{version}.pom")
+            if not path.is_file():
+                break
+            try:
+                element = ET.parse(path).getroot()
+            except (OSError, ET.ParseError):
+                break
+            found.append((f"{group}:{artifact}:{version}", element))
+            here = None  # a parent from the repository has no checkout around it
+        return found
+
+    def in_checkout(self, pom: Path, parent: ET.Element, artifact: str) -> bool:
+        """Whether ``pom``'s parent is a POM of the checkout (read as part of the reactor)."""
+        relative = _child(parent, "relativePath")
+        text = "../pom.xml" if relative is None else (relative.text or "").strip()
+        if not text:  # <relativePath/>: never looked up in the checkout
+            return False
+        path = pom.parent / text
+        path = path / "pom.xml" if path.is_dir() else path
+        if not path.is_file() or not path.resolve().is_relative_to(self.root.resolve()):
+            return False
+        try:
+            return _text(ET.parse(path).getroot(), "artifactId") == artifact
+        except (OSError, ET.ParseError):
+            return False
 
     def profile(self, profile: ET.Element, properties: Mapping[str, str], where: str) -> None:
         ident = _text(profile, "id")
@@ -319,7 +384,7 @@ class _Reader:
         return found
 
 
-def _maven_config(root: Path) -> tuple[dict[str, str], set[str]]:
+def maven_config(root: Path) -> tuple[dict[str, str], set[str]]:
     """``-D`` properties and ``-P`` profile ids of ``.mvn/maven.config``."""
     path = root / ".mvn" / "maven.config"
     if not path.is_file():
@@ -361,10 +426,11 @@ def jvm_config_constraints(root: Path) -> list[Constraint]:
     return found
 
 
-def read_requirement(project: Path) -> JdkRequirement:
-    """What the Maven build in directory ``project`` asks of its JDK (see the module doc)."""
-    overrides, active = _maven_config(project)
-    reader = _Reader(project, overrides, active)
+def read_requirement(project: Path, maven_repo: Path | None = None) -> JdkRequirement:
+    """What the Maven build in directory ``project`` asks of its JDK (see the module doc);
+    parents outside the checkout are read from ``maven_repo`` when it has them."""
+    overrides, active = maven_config(project)
+    reader = _Reader(project, overrides, active, maven_repo)
     reader.read_pom(project / "pom.xml", {})
     constraints = jvm_config_constraints(project) + reader.constraints
     levels = [c.level for c in reader.constraints if c.level is not None]
@@ -376,6 +442,50 @@ def read_requirement(project: Path) -> JdkRequirement:
         why = f"no language level named: Maven's default {DEFAULT_LEVEL}"
         constraints.append(Constraint(why, level=DEFAULT_LEVEL))
     return JdkRequirement(max(levels, default=DEFAULT_LEVEL), tuple(constraints))
+
+
+# -- a failed build's log -------------------------------------------------------------------
+#: Class-file major version minus this is the Java feature version (52 -> 8, 55 -> 11, 61 -> 17).
+CLASS_FILE_OFFSET = 44
+#: Lines of a failed build (javac, the JVM, Surefire's summary) naming a class-file version the
+#: JDK in use cannot read: the JDK must be at least that Java version.
+_CLASS_VERSION_LINES = (
+    # javac: "bad class file: ...jar(/.../X.class) class file has wrong version 61.0, should be 55.0"
+    re.compile(r"class file has wrong version (?P<major>\d+)\.\d+, should be \d+\.\d+"),
+    # UnsupportedClassVersionError (JDK 9+): "... (class file version 61.0), this version of the
+    # Java Runtime only recognizes class file versions up to 55.0"
+    re.compile(r"class file version (?P<major>\d+)\.\d+\)?, this version of the Java Runtime"),
+    # UnsupportedClassVersionError (JDK 8): "... : Unsupported major.minor version 55.0"
+    re.compile(r"Unsupported major\.minor version (?P<major>\d+)\.\d+"),
+)
+#: javac refusing a language level: the JDK must accept it (a newer JDK for "release version
+#: 17 not supported", an older one for "Source option 5 is no longer supported").
+_LEVEL_LINES = (
+    re.compile(r"release version (?P<level>\d+) not supported"),
+    re.compile(r"invalid (?:target|source) release: (?:1\.)?(?P<level>\d+)"),
+    re.compile(r"(?:Source|Target) option (?:1\.)?(?P<level>\d+) is no longer supported"),
+)
+
+
+def log_constraints(texts: Iterable[str]) -> tuple[Constraint, ...]:
+    """What a failed build's output (``texts``: Maven logs, test failure messages) says its JDK
+    must be, as constraints for :func:`~pytest_tebench.run.maven.jdk.choose_for`; one per
+    distinct demand, in the order first seen. Nothing for a failure that is not the JDK's."""
+    found: dict[str, Constraint] = {}
+    for text in texts:
+        for line in text.splitlines():
+            for pattern in _CLASS_VERSION_LINES:
+                for match in pattern.finditer(line):
+                    java = int(match.group("major")) - CLASS_FILE_OFFSET
+                    if java >= 1:
+                        why = f"build log: class files of version {match.group('major')} (Java {java})"
+                        found.setdefault(f"class {java}", Constraint(why, allowed=(VersionRange(java),)))
+            for pattern in _LEVEL_LINES:
+                for match in pattern.finditer(line):
+                    level = int(match.group("level"))
+                    why = f"build log: {match.group(0).strip()}"
+                    found.setdefault(f"level {level}", Constraint(why, level=level))
+    return tuple(found.values())
 
 
 def detect_java_level(pom: Path) -> int:

@@ -86,12 +86,13 @@ _MISSING_OFFLINE = (
 )
 #: Lines of a failed step's log kept in an error record: enough for the failing goal and its cause.
 LOG_TAIL_LINES = 60
-_CRASH = (
-    "The forked VM terminated",
-    "There was an error in the forked process",
-    "ExecutionException",
-    "crashed",
+#: Surefire's words for a test JVM that died. ``ExecutionException`` as a word: Maven's help
+#: link of any failed goal names ``MojoExecutionException``, which is no crash.
+_CRASH = re.compile(
+    r"The forked VM terminated|There was an error in the forked process|\bExecutionException\b|crashed"
 )
+#: Plugins whose failure is the tests' own (the test JVM of Surefire or Failsafe).
+_TEST_PLUGINS = ("maven-surefire-plugin", "maven-failsafe-plugin")
 
 
 @dataclass(frozen=True)
@@ -171,8 +172,14 @@ def diagnose_test_step(output: str, exit_code: int | None) -> Diagnosis:
     if diagnosis.kind != BUILD_ERROR or _infrastructure_line(clean_log(output)) is not None:
         return diagnosis
     log = clean_log(output)
+    failed = _FAILED_GOAL.search(log)
+    plugin = (failed.group("plugin") or "") if failed is not None else ""
+    if plugin and not plugin.endswith(_TEST_PLUGINS):
+        # another plugin of the build failed (google/gson's ProGuard step, on a JDK without
+        # jmods): no test ran, so nothing crashed; the build could not be made
+        return diagnosis
     for line in log.splitlines():
-        if any(marker in line for marker in _CRASH):
+        if _CRASH.search(line):
             return Diagnosis(TEST_CRASH, line.strip(), compile_done=True)
     return diagnosis
 

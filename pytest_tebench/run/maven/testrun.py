@@ -44,6 +44,7 @@ from pytest_tebench.run.maven.jacoco import EXEC_FILE
 from pytest_tebench.run.maven.jacoco import XML_FILE
 from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.run.maven.jacoco import check_agent_paths
+from pytest_tebench.run.maven.jacoco import fit_includes
 from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
@@ -54,6 +55,8 @@ from pytest_tebench.run.maven.steps import compile_step
 from pytest_tebench.run.maven.steps import selection_step
 from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import NOT_RUN
+from pytest_tebench.run.maven.surefire import PASSED
+from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.surefire import check_against_console
@@ -104,7 +107,7 @@ class RunSettings:
         """These settings building only the reactor modules that hold ``tests`` and the modules
         they depend on (``-pl ... -am``; unchanged for a single-module build). Every launch of a
         run and of its warm-up carries the scope, so a warm-up resolves what the run builds."""
-        scope = read_reactor(workspace).scope_args(workspace, tests)
+        scope = read_reactor(workspace, self.java_version).scope_args(workspace, tests)
         return replace(self, extra_args=(*self.extra_args, *scope)) if scope else self
 
     def maven_tools(self) -> tuple[tuple[str, str], ...]:
@@ -153,6 +156,14 @@ class SelectionRun:
     def all_passed(self) -> bool:
         """Tests ran and every selected test passed (an empty selection never "passes" here)."""
         return self.status == OK and bool(self.tests) and all(o.passed for o in self.tests)
+
+    def failure_output(self) -> tuple[str, ...]:
+        """What a failed run printed (step logs, messages of tests that did not pass), for reading
+        why it failed; nothing when it compiled and every test passed or was skipped."""
+        failing = [o.message for o in self.tests if o.status not in (PASSED, SKIPPED) and o.message]
+        if self.status in (OK, NO_TESTS) and not failing:
+            return ()
+        return (*(step.output for step in self.steps), *failing)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -247,7 +258,7 @@ class _Run:
         self.settings = settings
         self.steps: list[StepResult] = []
         self.timings: dict[str, float] = {}
-        self.reactor = read_reactor(workspace)
+        self.reactor = read_reactor(workspace, settings.java_version)
 
     def finish(
         self, status: str, compile_ok: bool | None, test_compile_ok: bool | None, **rest: Any
@@ -373,8 +384,10 @@ class _Run:
         )
         if not includes:
             return (), "no main classes found under src/main of any module: nothing to cover"
-        check_agent_paths(str(self.workspace.resolve()), str(self.settings.maven_repo.resolve()))
-        return includes, ""
+        workspace, maven_repo = str(self.workspace.resolve()), str(self.settings.maven_repo.resolve())
+        check_agent_paths(workspace, maven_repo)
+        # host paths: never shorter than a container's, so the option fits wherever it runs
+        return fit_includes(includes, workspace=workspace, maven_repo=maven_repo), ""
 
     def compile_first(self) -> SelectionRun | None:
         """The split sequence's ``mvn test-compile``; a finished run when it failed."""
