@@ -211,15 +211,15 @@ def test_only_test_files_may_change() -> None:
 # predictions), recorded once; graded here through SWE-bench's log parser and our report reader.
 def _recorded(instance_id: str, model: str) -> dict[str, Any]:
     pytest.importorskip("swebench")
-    from pytest_tebench.benchmarks.swebench.adapter import _register_demo
     from pytest_tebench.benchmarks.swebench.instances import load
+    from pytest_tebench.benchmarks.swebench.records import register_demo
     from pytest_tebench.benchmarks.swtbench.adapter import graded_fields
     from pytest_tebench.benchmarks.swtbench.evaluation import RUNS
     from pytest_tebench.benchmarks.swtbench.evaluation import RunOutcome
     from pytest_tebench.benchmarks.swtbench.evaluation import status_map
     from pytest_tebench.instance.datasets import RawRecord
 
-    _register_demo()
+    register_demo()
     row = next(
         r
         for r in (json.loads(x) for x in demo.DATASET.read_text().splitlines())

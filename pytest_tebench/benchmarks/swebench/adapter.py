@@ -10,7 +10,6 @@ the environments are images.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import re
 import sys
@@ -26,6 +25,7 @@ from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
+from pytest_tebench.benchmarks.swebench import baselines
 from pytest_tebench.benchmarks.swebench import environment
 from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import instances
@@ -38,6 +38,12 @@ from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_B
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
 from pytest_tebench.benchmarks.swebench.build_failures import current_run_id
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
+from pytest_tebench.benchmarks.swebench.records import grade_into
+from pytest_tebench.benchmarks.swebench.records import guard_properties
+from pytest_tebench.benchmarks.swebench.records import guarded_record
+from pytest_tebench.benchmarks.swebench.records import refused_record
+from pytest_tebench.benchmarks.swebench.records import register_demo
+from pytest_tebench.benchmarks.swebench.records import started_record
 from pytest_tebench.benchmarks.swebench.settings import DEFAULT_TIMEOUT
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
@@ -47,8 +53,6 @@ from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.integrity import evidence
 from pytest_tebench.integrity import installed
 from pytest_tebench.integrity import paths
-from pytest_tebench.jsonfiles import write_atomic
-from pytest_tebench.locking import file_lock
 from pytest_tebench.report.json_report import write_report
 from pytest_tebench.report.properties import PREFIX
 from pytest_tebench.report.properties import Property
@@ -95,10 +99,6 @@ EVALUATION_VERSION = 6
 #: against gold's before the tests run.
 OFFICIAL_VERSION = 3
 
-NO_BASELINE = "none (the gold run left no guard record)"
-NO_INSTALL_BASELINE = "none (gold's patch does not apply): runner and start-up files judged alone"
-#: Part of the stored install baselines' keys: bump when what is recorded of an install changes.
-INSTALL_CHECK_VERSION = 3
 #: JUnit properties of the ``swebench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (
     "repo", "version", "python", "image", "resolved", "resolution",
@@ -210,7 +210,7 @@ class SwebenchAdapter:
     ) -> SwebenchPrepared | OfficialPrepared:
         payload: SwebenchInstance = instance.payload
         started = time.perf_counter()
-        _register_demo()
+        register_demo()
         spec = official.specs(payload.repo, payload.version)
         decision = self._decide(payload)
         if decision.where == "unsupported":
@@ -285,7 +285,7 @@ class SwebenchAdapter:
         return record
 
     def _decide(self, payload: SwebenchInstance) -> official_images.Decision:
-        _register_demo()
+        register_demo()
         spec = official.specs(payload.repo, payload.version)
         return official_images.decide(payload.repo, payload.version, spec, self.images)
 
@@ -398,7 +398,7 @@ class SwebenchAdapter:
     ) -> dict[str, Any]:
         """The record of a run that reached the tests: graded, then its guard evidence judged."""
         block = record["swebench"]
-        status_map = _grade_into(block, instance.payload, run.log)
+        status_map = grade_into(block, instance.payload, run.log)
         guard = self._judge_guard(
             instance,
             prepared,
@@ -482,20 +482,8 @@ class SwebenchAdapter:
         successes = {name: status for name, status in status_map.items() if name in tests}
         found = evidence.records(run.log, run.nonce)
         block: dict[str, Any] = {"active": True, "records": len(found)}
-        store = self._baseline_path(instance, prepared, context)
-        if prediction.extraction == "gold":
-            write_atomic(store, json.dumps({"baseline": evidence.baseline_of(found, successes)}).encode())
-            block["baseline"] = "self"
-            return block
-        baseline, block["baseline"] = self._baseline(payload, prepared, store, context)
-        findings = evidence.findings(found, successes=successes, resolved_by_log=resolved, baseline=baseline)
-        block["findings"] = [finding.as_record() for finding in findings]
-        return block
-
-    def _baseline_path(
-        self, instance: BenchmarkInstance, prepared: SwebenchPrepared | OfficialPrepared, context: EvalContext
-    ) -> Path:
-        key = json.dumps(
+        store = baselines.guard_store(
+            context.cache_dir,
             [
                 self.cache_key(instance),
                 prepared.image,
@@ -503,44 +491,21 @@ class SwebenchAdapter:
                 evidence.GUARD_DIGEST,
                 EVALUATION_VERSION,
             ],
-            sort_keys=True,
         )
-        return context.cache_dir / "swebench-guard" / (hashlib.sha256(key.encode()).hexdigest() + ".json")
+        if prediction.extraction == "gold":
+            baselines.store_guard_baseline(store, evidence.baseline_of(found, successes))
+            block["baseline"] = "self"
+            return block
 
-    def _baseline(
-        self,
-        payload: SwebenchInstance,
-        prepared: SwebenchPrepared | OfficialPrepared,
-        store: Path,
-        context: EvalContext,
-    ) -> tuple[dict[str, Any] | None, str]:
-        """Gold's guard record for this instance and image: stored, or made now by running gold
-        (under a lock: parallel workers judging models of one instance run gold once)."""
-        with file_lock(context.cache_dir / "locks" / (store.stem + ".guard.lock")):
-            try:
-                stored = json.loads(store.read_text(encoding="utf-8"))
-                baseline = stored.get("baseline")
-            except (OSError, ValueError, AttributeError):
-                pass
-            else:
-                return baseline, "gold run" if baseline else NO_BASELINE
+        def run_gold() -> _PatchRun:
             if isinstance(prepared, OfficialPrepared):
-                gold = self._run_official(payload, prepared, payload.patch, context, gold=True)
-            else:
-                gold = self._run_patch(payload, prepared, payload.patch, context)
-            baseline = None
-            if (
-                gold.result is not None
-                and not gold.result.timed_out
-                and official.START_TEST_OUTPUT in gold.log
-            ):
-                _register_demo()
-                grading = evaluation.graded_fields(payload, evidence.strip_records(gold.log))
-                tests = set(payload.fail_to_pass) | set(payload.pass_to_pass)
-                successes = {name: status for name, status in grading["status_map"].items() if name in tests}
-                baseline = evidence.baseline_of(evidence.records(gold.log, gold.nonce), successes)
-            write_atomic(store, json.dumps({"baseline": baseline}).encode())
-        return baseline, "gold run" if baseline else NO_BASELINE
+                return self._run_official(payload, prepared, payload.patch, context, gold=True)
+            return self._run_patch(payload, prepared, payload.patch, context)
+
+        baseline, block["baseline"] = baselines.guard_baseline(store, context.cache_dir, payload, run_gold)
+        findings = evidence.findings(found, successes=successes, resolved_by_log=resolved, baseline=baseline)
+        block["findings"] = [finding.as_record() for finding in findings]
+        return block
 
     def _evaluate_official(
         self,
@@ -652,16 +617,37 @@ class SwebenchAdapter:
         run.test_command = " ".join([test_cmd, *official.test_directives(payload.repo, payload.test_patch)])
         patched = official_refusal.touched_paths(patch)
         policy = paths.policy_for(test_cmd, payload.repo)
-        store = self._install_baseline_path(payload, prepared, context)
+        store = baselines.install_store(
+            context.cache_dir, payload.instance_id, prepared.image, OFFICIAL_VERSION
+        )
+
+        def run_gold_install() -> official_images.OfficialRun:
+            return official_images.run(
+                self.executor(context),
+                payload,
+                prepared.image,
+                payload.patch,
+                timeout=self.timeout,
+                scratch_parent=context.work_dir,
+                network=self.network,
+                tests=False,
+            )
 
         def judge(changes: list[installed.Change]) -> list[evidence.Finding]:
             run.install = {"changes": len(changes)}
             if gold:
-                write_atomic(store, json.dumps({"changes": [c.as_record() for c in changes]}).encode())
+                baselines.store_install_baseline(store, changes)
                 run.install["baseline"] = "self"
                 return []
-            baseline = self._install_baseline(payload, prepared, store, context)
-            run.install["baseline"] = "gold's install" if baseline is not None else NO_INSTALL_BASELINE
+            baseline = baselines.install_baseline(
+                store,
+                context.cache_dir,
+                run_gold_install,
+                timed_out_error=f"gold's install of {payload.instance_id} ran past {self.timeout:g} s",
+            )
+            run.install["baseline"] = (
+                "gold's install" if baseline is not None else baselines.NO_INSTALL_BASELINE
+            )
             return installed.findings(
                 changes, tree=official_images.TESTBED, patched=patched, policy=policy, baseline=baseline
             )
@@ -683,45 +669,6 @@ class SwebenchAdapter:
         run.apply_method, run.apply_log, run.log, run.result = ran.method, ran.apply_log, ran.log, ran.result
         run.install_findings = list(ran.install_findings)
         return run
-
-    def _install_baseline_path(
-        self, payload: SwebenchInstance, prepared: OfficialPrepared, context: EvalContext
-    ) -> Path:
-        # per day: setuptools-scm stamps a dirty tree's version with the date, and that version names
-        # the files an editable install writes into site-packages (its .pth, its finder)
-        day = time.strftime("%Y-%m-%d", time.gmtime())
-        key = json.dumps([payload.instance_id, prepared.image, INSTALL_CHECK_VERSION, OFFICIAL_VERSION, day])
-        return context.cache_dir / "swebench-install" / (hashlib.sha256(key.encode()).hexdigest() + ".json")
-
-    def _install_baseline(
-        self, payload: SwebenchInstance, prepared: OfficialPrepared, store: Path, context: EvalContext
-    ) -> list[installed.Change] | None:
-        """What gold's install changes in this image: stored, or found now by running gold's
-        install phase alone (under a lock: parallel workers run it once); None when gold's patch
-        does not apply there."""
-        with file_lock(context.cache_dir / "locks" / (store.stem + ".install.lock")):
-            try:
-                stored = json.loads(store.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                stored = None
-            if not isinstance(stored, dict):
-                ran = official_images.run(
-                    self.executor(context),
-                    payload,
-                    prepared.image,
-                    payload.patch,
-                    timeout=self.timeout,
-                    scratch_parent=context.work_dir,
-                    network=self.network,
-                    tests=False,
-                )
-                if ran.result.timed_out:
-                    raise HarnessError(f"gold's install of {payload.instance_id} ran past {self.timeout:g} s")
-                changes = [c.as_record() for c in ran.installed] if ran.method is not None else None
-                stored = {"changes": changes}
-                write_atomic(store, json.dumps(stored).encode())
-        changes = stored.get("changes") if isinstance(stored, dict) else None
-        return None if changes is None else [installed.Change.from_record(c) for c in changes]
 
     def _guard_probe(self, executor: Executor, image: str, scratch_parent: Path, kind: str) -> str | None:
         """Why the guard of ``kind`` cannot run in ``image`` (None: it can), asked once per image,
@@ -803,93 +750,6 @@ class _PatchRun:
     #: Official images: what the install phase changed, judged against gold's install.
     install: dict[str, Any] = dataclasses.field(default_factory=dict)
     install_findings: list[evidence.Finding] = dataclasses.field(default_factory=list)
-
-
-def started_record(
-    instance: BenchmarkInstance,
-    prediction: Prediction,
-    timings: Mapping[str, float],
-    name: str,
-    *,
-    image: str,
-    python: str,
-    suite: str | None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A new ``evaluated`` record with the timings so far, and its benchmark block ``name`` (also
-    returned, for the caller's further fields) naming the environment (SWE-bench, SWT-bench)."""
-    payload: SwebenchInstance = instance.payload
-    record = base_record(instance, prediction, "evaluated")
-    record["timings"] = dict(timings)
-    block: dict[str, Any] = {
-        "repo": payload.repo,
-        "version": payload.version,
-        "image": image,
-        "python": python,
-        "suite": suite,
-    }
-    record[name] = block
-    return record, block
-
-
-def refused_record(
-    record: dict[str, Any],
-    refusals: Sequence[paths.Refusal],
-    message: str = "the patch changes what configures or starts the test runner",
-) -> dict[str, Any]:
-    """Decided before anything ran: a model's result (unresolved), never a harness error."""
-    record["status"] = "refused"
-    record["refused_files"] = [refusal.as_record() for refusal in refusals]
-    what = "; ".join(f"{r.path} ({r.rule}: {r.reason})" for r in refusals)
-    record["error"] = f"{message}: {what}"
-    return record
-
-
-def guarded_record(record: dict[str, Any], block: dict[str, Any], guard: dict[str, Any]) -> dict[str, Any]:
-    """The guard's verdict on a graded run (SWE-bench, SWT-bench): a finding makes it ``tampered``,
-    the model's unresolved result (``block`` is its benchmark block), never a harness error."""
-    record["guard"] = guard
-    if guard.get("findings"):
-        record["status"] = "tampered"
-        block["resolved"] = False
-        record["error"] = "the test runner was interfered with: " + evidence.summary(
-            evidence.Finding(f["rule"], f["detail"]) for f in guard["findings"]
-        )
-    return record
-
-
-def guard_properties(record: Mapping[str, Any]) -> list[Property]:
-    """JUnit properties of the record's refused files and ``guard`` block (SWE-bench, SWT-bench)."""
-    properties: list[Property] = []
-    refused = [f"{r.get('path')} ({r.get('rule')})" for r in record.get("refused_files") or ()]
-    if refused:
-        properties.append((f"{PREFIX}refused_files", scalar(refused)))
-    guard = record.get("guard")
-    if isinstance(guard, Mapping):
-        properties += block_properties("guard", guard, ("active", "records", "baseline"))
-        findings = [f"{f.get('rule')}: {f.get('detail')}" for f in guard.get("findings") or ()]
-        if findings:
-            properties.append((f"{PREFIX}guard.findings", " | ".join(findings)))
-    return properties
-
-
-def _grade_into(block: dict[str, Any], payload: SwebenchInstance, log: str) -> dict[str, str]:
-    """The record block's verdict on ``log`` (the guard's records taken out): SWE-bench's grading,
-    F2P/P2P successes and failures; returns the log's status of every test."""
-    _register_demo()
-    grading = evaluation.graded_fields(payload, evidence.strip_records(log))
-    tests = grading.pop("tests_status")
-    status_map: dict[str, str] = grading.pop("status_map")
-    block.update(grading)
-    for key, short in (("FAIL_TO_PASS", "f2p"), ("PASS_TO_PASS", "p2p")):
-        block[f"{short}_success"] = tests.get(key, {}).get("success", [])
-        block[f"{short}_failure"] = tests.get(key, {}).get("failure", [])
-    return status_map
-
-
-def _register_demo() -> None:
-    from pytest_tebench.demo import swebench as demo
-
-    official.register_repository(demo.SWEBENCH_DEMO_REPO, demo.SPECS, demo.LOG_PARSER)
 
 
 def _with_version_marker(instance: BenchmarkInstance) -> BenchmarkInstance:

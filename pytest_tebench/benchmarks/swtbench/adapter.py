@@ -25,11 +25,11 @@ from pytest_tebench.benchmarks.swebench.adapter import EVALUATION_VERSION as SWE
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchPrepared
 from pytest_tebench.benchmarks.swebench.adapter import create_adapter as create_swebench_adapter
-from pytest_tebench.benchmarks.swebench.adapter import guard_properties
-from pytest_tebench.benchmarks.swebench.adapter import guarded_record
-from pytest_tebench.benchmarks.swebench.adapter import refused_record
-from pytest_tebench.benchmarks.swebench.adapter import started_record
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
+from pytest_tebench.benchmarks.swebench.records import guard_properties
+from pytest_tebench.benchmarks.swebench.records import guarded_record
+from pytest_tebench.benchmarks.swebench.records import refused_record
+from pytest_tebench.benchmarks.swebench.records import started_record
 from pytest_tebench.benchmarks.swtbench import evaluation
 from pytest_tebench.benchmarks.swtbench import grading
 from pytest_tebench.benchmarks.swtbench import integrity
