@@ -61,9 +61,6 @@ def test_runner_scripts_are_guarded_gold_resolves_and_hostile_predictions_are_ta
     for project in rp.PROJECTS:
         gold = records[project.instance_id, "gold-copy"]
         assert (gold["status"], gold["swebench"]["resolved"]) == ("evaluated", True), gold.get("error")
-        # the official re-install ran too and changed what gold's own install changes, nothing more
-        install = gold["guard"].pop("install")
-        assert install["baseline"] == "gold's install" and install["changes"] > 0
         assert gold["guard"] == {"active": True, "records": 1, "baseline": "gold run", "findings": []}
         hostile = records[project.instance_id, MODELS[project.name]]
         # SWE-bench's own grading of the log alone resolves the hostile prediction
