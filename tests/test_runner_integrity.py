@@ -581,7 +581,17 @@ def test_the_record_is_compared_with_the_gold_run_rule_by_rule() -> None:
             "./tests/runtests.py --verbosity 2",
             "PYTHONHASHSEED=$((RANDOM * 32768 + RANDOM + 1)) python -m tebench_run ./tests/runtests.py --verbosity 2",
         ),
-        ("tox --current-env -epy39 -v --", None),
+        # sphinx: the plugin as the first of pytest's {posargs}, before the test files
+        ("tox --current-env -epy39 -v --", "tox --current-env -epy39 -v -- -p tebench_guard"),
+        (
+            "A=1 tox --current-env -e py39 -- -x -- y",
+            "A=1 tox --current-env -e py39 -- -p tebench_guard -x -- y",
+        ),
+        # without tox-current-env, tox passes on only its pass_env (no PYTHONPATH, no nonce);
+        # without `--`, what follows is tox's
+        ("tox -epy39 -v --", None),
+        ("tox --current-env -epy39 -v", None),
+        ("tox --current-env --x", None),
         ("pytest-benchmark run", None),
     ],
 )

@@ -151,6 +151,21 @@ def test_the_official_eval_script_runs_its_test_command_clean_and_under_the_guar
     assert official_images.GUARD_PATH == "/opt/tools/tebench-guard"
 
 
+def test_the_official_eval_script_of_a_tox_suite_passes_the_guard_through_posargs() -> None:
+    """sphinx's ``tox --current-env -epy39 -v --``: the plugin first after ``--`` (tox-current-env
+    passes the clean environment on, the plugin's folder and the nonce with it)."""
+    payload = dataclasses.replace(
+        _demo_instance(), repo="sphinx-doc/sphinx", version="3.5", instance_id="sphinx-doc__sphinx-1"
+    )
+    lines = official_images.eval_script(payload, guard=True).splitlines()
+    assert (
+        'env -i "${keep[@]}" PYTHONNOUSERSITE=1 bash -c '
+        + shlex.quote("tox --current-env -epy39 -v -- -p tebench_guard tests/test_numbers.py")
+        in lines
+    )
+    assert f"python_path={official_images.GUARD_PATH}" in lines
+
+
 def test_the_official_eval_script_is_split_at_the_reset_of_the_test_files() -> None:
     payload = _demo_instance()
     install, tests = official_images.phase_scripts(payload, guard=True)

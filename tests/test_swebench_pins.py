@@ -157,10 +157,13 @@ def test_sphinx_evaluation_remakes_the_pre_install_edits_and_a_venv_view_for_tox
         )
 
     lines = evaluation.eval_script(plan("sphinx-doc/sphinx", "3.5"), ["tests/test_x.py"]).splitlines()
-    # the test command runs in the clean environment of the runner-integrity work
+    # the test command runs in the clean environment of the runner-integrity work, the guard plugin
+    # (its folder on PYTHONPATH, which tox-current-env passes on) first of pytest's {posargs}
     test = lines.index(
-        "env -i \"${keep[@]}\" PYTHONNOUSERSITE=1 bash -c 'tox --current-env -epy39 -v -- tests/test_x.py'"
+        'env -i "${keep[@]}" PYTHONNOUSERSITE=1 bash -c '
+        "'tox --current-env -epy39 -v -- -p tebench_guard tests/test_x.py'"
     )
+    assert "python_path='{tool:tebench-guard}'" in lines[:test]
     # `pytest -rA` in tox.ini: without it the log has no per-test line to grade
     assert lines.index("sed -i 's/pytest/pytest -rA/' tox.ini") < test
     view = [

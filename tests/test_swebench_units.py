@@ -201,7 +201,8 @@ def test_the_eval_script_runs_the_test_files_between_the_markers() -> None:
     )
     launched = "python -m tebench_run ./tests/runtests.py"
     assert launched in django and "python_path='{tool:tebench-guard}'" in django.splitlines()
-    # tox starts pytest in a process of its own: a clean environment, no guard on its path
+    # tox without tox-current-env hands pytest only its pass_env (no PYTHONPATH, no nonce): a clean
+    # environment, no guard on its path
     tox = evaluation.eval_script(_plan({"python": "3.9", "install": "x", "test_cmd": "tox -e py39"}), [])
     assert "bash -c 'tox -e py39'" in tox and "tebench-guard" not in tox
     assert official.test_directives(

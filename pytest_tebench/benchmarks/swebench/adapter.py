@@ -473,8 +473,8 @@ class SwebenchAdapter:
         run of the same instance in the same image (gold itself is that baseline)."""
         if not run.guarded:
             reason = run.guard_reason or (
-                "the test command is neither pytest nor a runner script (tox): runner files are "
-                "refused, no in-process guard"
+                "the test command is neither pytest, tox --current-env nor a runner script: "
+                "runner files are refused, no in-process guard"
             )
             return {"active": False, "reason": reason}
         payload: SwebenchInstance = instance.payload

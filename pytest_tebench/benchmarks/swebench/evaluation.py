@@ -67,6 +67,12 @@ _SCRIPT_COMMAND = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)((?:\./)?[\w
 #: another interpreter for hash randomization (sympy's, unless PYTHONHASHSEED is set) gets a random
 #: seed here instead (bash's $RANDOM: 1 to 2**30).
 LAUNCH = f"PYTHONHASHSEED=$((RANDOM * 32768 + RANDOM + 1)) python -m {evidence.LAUNCHER}"
+#: ``tox --current-env ... --`` (sphinx): tox starts pytest with the arguments after ``--`` as
+#: ``{posargs}`` (where the test files go too), and tox-current-env passes the whole environment on
+#: (``pass_env = *``: PYTHONPATH, the nonce); the guard plugin goes right after the ``--``.
+_TOX_COMMAND = re.compile(
+    r"^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*tox\s(?:.*\s)?--current-env\s(?:.*?\s)?--)(?=\s|$)"
+)
 
 
 class TestPatchDoesNotApply(HarnessError):
@@ -160,9 +166,11 @@ def guarded_command(test_cmd: str, repo: str = "") -> tuple[str, bool]:
     """The test command under the guard, and whether it could be: pytest with the guard plugin
     loaded first; a runner script of the tree (django's ``./tests/runtests.py``, sympy's
     ``bin/test``) started by the guard's launcher (``python -m tebench_run SCRIPT ARGS``), told
-    ``repo``'s runner modules (:func:`.paths.runner_modules`). Other commands (``tox``) are not
-    guarded."""
+    ``repo``'s runner modules (:func:`.paths.runner_modules`); ``tox --current-env ... --`` with
+    the plugin as the first of pytest's ``{posargs}``. Other commands are not guarded."""
     command, count = _PYTEST_COMMAND.subn(rf"\1\2 -p {evidence.PLUGIN}", test_cmd, count=1)
+    if not count:
+        command, count = _TOX_COMMAND.subn(rf"\1 -p {evidence.PLUGIN}", test_cmd, count=1)
     if not count:
         runners = "".join(f" --runner {name}" for name in paths.runner_modules(repo))
         command, count = _SCRIPT_COMMAND.subn(
@@ -172,9 +180,12 @@ def guarded_command(test_cmd: str, repo: str = "") -> tuple[str, bool]:
 
 
 def guard_kind(test_cmd: str) -> str:
-    """``pytest`` (the plugin), ``script`` (the launcher) or "" (no guard) for ``test_cmd``."""
+    """``pytest`` (the plugin), ``tox`` (the plugin, through tox's ``{posargs}``), ``script`` (the
+    launcher) or "" (no guard) for ``test_cmd``."""
     if _PYTEST_COMMAND.match(test_cmd):
         return "pytest"
+    if _TOX_COMMAND.match(test_cmd):
+        return "tox"
     return "script" if _SCRIPT_COMMAND.match(test_cmd) else ""
 
 
