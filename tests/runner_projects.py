@@ -4,7 +4,9 @@
   over :mod:`unittest`'s verbose runner, graded by SWE-bench's django parser (django's route);
 * ``symcalc``: ``bin/test -C --verbose``, a runner of its own printing ``name ok|F|E`` (and starting
   a second interpreter unless ``PYTHONHASHSEED`` is set), graded by SWE-bench's sympy parser and
-  with its runner module ``symcalc/testing/runtests.py`` (sympy's route).
+  with its runner module ``symcalc/testing/runtests.py`` (sympy's route);
+* ``toxcalc`` (not a runner script, kept apart from :data:`PROJECTS`): ``tox --current-env -epy39 -v
+  --``, tox running pytest in the environment, graded by SWE-bench's pytest parser (sphinx's route).
 
 Each has one instance: the fix makes ``clamp`` reject an inverted range, the test patch adds the
 test of it. The hostile predictions fix nothing and make the log say the new test passed.
@@ -45,6 +47,8 @@ class Project:
     runner_modules: tuple[str, ...]
     #: The test the test patch adds, as the project's test file spells it.
     new_test: str
+    #: The specification's ``pip_packages`` (what the environment installs besides the project).
+    packages: tuple[str, ...] = ()
 
     @property
     def repo(self) -> str:
@@ -58,6 +62,12 @@ class Project:
         """(FAIL_TO_PASS, PASS_TO_PASS) as the project's log parser names them under ``python``."""
         if self.parser == "parse_log_sympy":
             return ["test_clamp_rejects_inverted_bounds"], ["test_clamp_inside", "test_mean"]
+        if self.parser == "parse_log_pytest":
+            node = f"{self.test_file}::"
+            return [f"{node}test_clamp_rejects_inverted_bounds"], [
+                f"{node}test_clamp_inside",
+                f"{node}test_mean",
+            ]
 
         def case(method: str) -> str:
             # unittest's str(test): 3.11 added the method to the class's name
@@ -99,12 +109,36 @@ SYMCALC = Project(
     ),
 )
 PROJECTS = (UNITCALC, SYMCALC)
+TOXCALC = Project(
+    name="toxcalc",
+    package="toxcalc",
+    test_file="tests/test_numbers.py",
+    test_cmd="tox --current-env -epy39 -v --",
+    parser="parse_log_pytest",
+    runner_modules=(),
+    new_test=(
+        "\n\ndef test_clamp_rejects_inverted_bounds():\n"
+        "    try:\n"
+        "        clamp(5, 10, 0)\n"
+        "    except ValueError:\n"
+        "        return\n"
+        '    raise AssertionError("no ValueError")\n'
+    ),
+    # sphinx's pins (SWE-bench's specification of sphinx 3.x-7.x)
+    packages=("tox==4.16.0", "tox-current-env==0.0.11", "pytest"),
+)
 
 
 def register(project: Project) -> None:
     """Tell SWE-bench's grading and the runner policy about ``project`` (as SWE-bench lists each
     repository: a specification, a log parser; and its runner modules)."""
-    spec = {"python": "3.9", "install": "python -m pip install -e .", "test_cmd": project.test_cmd}
+    spec: dict[str, Any] = {
+        "python": "3.9",
+        "install": "python -m pip install -e .",
+        "test_cmd": project.test_cmd,
+    }
+    if project.packages:
+        spec["pip_packages"] = list(project.packages)
     official.register_repository(project.repo, {"1.0": spec}, project.parser)
     paths.register_runner_modules(project.repo, project.runner_modules)
 
@@ -131,6 +165,17 @@ HOSTILE: dict[str, dict[str, tuple[str, str]]] = {
             "(test_numbers.NumbersTests) ... ok')\n"
             "atexit.register(print, 'test_clamp_rejects_inverted_bounds "
             "(test_numbers.NumbersTests.test_clamp_rejects_inverted_bounds) ... ok')\n",
+        ),
+    },
+    "toxcalc": {
+        # the package under test finds pytest's plugin manager and registers a report hook
+        "gc-hook": (
+            "toxcalc/__init__.py",
+            "\nimport gc\n\nimport pytest\nfrom _pytest.config import PytestPluginManager\n\n\nclass _Pass:\n"
+            "    @pytest.hookimpl(hookwrapper=True)\n    def pytest_runtest_makereport(self, item, call):\n"
+            '        outcome = yield\n        outcome.get_result().outcome = "passed"\n\n\n'
+            "for _pm in [o for o in gc.get_objects() if isinstance(o, PytestPluginManager)]:\n"
+            "    _pm.register(_Pass())\n",
         ),
     },
     "symcalc": {

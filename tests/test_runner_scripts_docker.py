@@ -1,6 +1,6 @@
-"""Runner scripts that are not pytest, for real in Docker (build mode): the two projects of
+"""Runner scripts that are not pytest, and tox, for real in Docker (build mode): the projects of
 :mod:`runner_projects` (a django-like ``tests/runtests.py`` over unittest, a sympy-like ``bin/test``
-with a runner of its own), each with its gold fix and a hostile prediction that fixes nothing but
+with a runner of its own, a sphinx-like ``tox --current-env`` running pytest), each with its gold fix and a hostile prediction that fixes nothing but
 makes the log say the new test passed. SWE-bench's own grading of the hostile logs resolves them;
 the launcher's guard makes them ``tampered``, and gold still resolves."""
 
@@ -16,15 +16,18 @@ import runner_projects as rp
 pytest.importorskip("swebench")
 pytestmark = pytest.mark.docker
 
-#: One route per project: unittest's result patched; the runner's reporter patched.
-MODELS = {"unitcalc": "result-patch", "symcalc": "reporter-patch"}
+#: One route per project: unittest's result patched; the runner's reporter patched; a report hook
+#: registered from the package under test (tox).
+MODELS = {"unitcalc": "result-patch", "symcalc": "reporter-patch", "toxcalc": "gc-hook"}
+#: The runner scripts, and tox running pytest (sphinx's command), in one run.
+GUARDED = (*rp.PROJECTS, rp.TOXCALC)
 
 
 def test_runner_scripts_are_guarded_gold_resolves_and_hostile_predictions_are_tampered(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
     repos, rows, lines = tmp_path / "repos", [], []
-    for project in rp.PROJECTS:
+    for project in GUARDED:
         rp.register(project)
         row = rp.mirror(project, repos, tmp_path / "work" / project.name)
         rows.append(row)
@@ -53,12 +56,12 @@ def test_runner_scripts_are_guarded_gold_resolves_and_hostile_predictions_are_ta
         "--tebench-timeout-test=300",
         f"--tebench-report={tmp_path / 'report.json'}",
     )
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=3, failed=3)
     records = {
         (r["instance_id"], r["model_name_or_path"]): r
         for r in json.loads((tmp_path / "report.json").read_text())["results"]
     }
-    for project in rp.PROJECTS:
+    for project in GUARDED:
         gold = records[project.instance_id, "gold-copy"]
         assert (gold["status"], gold["swebench"]["resolved"]) == ("evaluated", True), gold.get("error")
         assert gold["guard"] == {"active": True, "records": 1, "baseline": "gold run", "findings": []}
@@ -70,6 +73,13 @@ def test_runner_scripts_are_guarded_gold_resolves_and_hostile_predictions_are_ta
         [f2p], _ = project.names((3, 9))
         if project is rp.UNITCALC:
             assert ("changed", "unittest.runner:TextTestResult.addFailure") in rules
+            assert ("unconfirmed", f"{f2p}: the log says PASSED, the runner saw failed") in rules
+        elif project is rp.TOXCALC:
+            # tox handed pytest the guard: the hook registered from the package is seen
+            hook = "pytest_runtest_makereport implemented by toxcalc._Pass.pytest_runtest_makereport"
+            assert any(
+                rule == "hook" and detail.startswith(f"{hook} (/workspace/toxcalc/") for rule, detail in rules
+            )
             assert ("unconfirmed", f"{f2p}: the log says PASSED, the runner saw failed") in rules
         else:
             assert rules == {("changed", "symcalc.testing.runtests:PyTestReporter.test_fail")}
