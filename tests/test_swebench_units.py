@@ -13,6 +13,7 @@ import pytest
 from pytest_tebench.benchmarks.swebench import environment
 from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
+from pytest_tebench.benchmarks.swebench import pytest_ids
 from pytest_tebench.benchmarks.swebench import summary
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 from pytest_tebench.errors import UnsupportedEnvironment
@@ -753,3 +754,63 @@ def test_sphinx_tests_that_ask_the_live_google_com_need_the_internet(tmp_path: P
         "the tests in tests/test_build_latex.py expect a 404 of the live www.google.com for an image"
     )
     assert network.internet_need(history.path, base, "", ["tests/test_markup.py"]) is None
+
+
+# Recorded: sphinx 3.1's tests/test_pycode_ast.py (sphinx-doc__sphinx-7462 at base_commit) in its
+# environment here (pytest 7.4.3, PyPI at 2023-11-01); lines from the `-rA` summary, all PASSED
+# there: the last one is made FAILED here to check that a renamed test keeps its own status.
+SPHINX_PYTEST7_LOG = """+ tox --current-env -epy39 -v -- tests/test_pycode_ast.py
+>>>>> Start Test Output
+PASSED tests/test_pycode_ast.py::test_unparse[object()-object()]
+PASSED tests/test_pycode_ast.py::test_unparse[1234-12340]
+PASSED tests/test_pycode_ast.py::test_unparse[sys-sys]
+FAILED tests/test_pycode_ast.py::test_unparse[1234-12341] - AssertionError
+>>>>> End Test Output
+"""
+
+
+def test_pytest8_duplicate_ids_meet_pytest7_logs() -> None:
+    # pytest 8 (#11456) writes "_<n>" after a duplicated id that ends in a digit; pytest 7 did not
+    assert pytest_ids.pytest7_name("t.py::f[1234-1234_0]") == "t.py::f[1234-12340]"
+    # an id of that shape that is no duplicate (sphinx-9367's "1_000_000") is graded as it is when logged
+    assert pytest_ids.pytest7_name("t.py::f[1_000_000-1_000_000]") == "t.py::f[1_000_000-1_000000]"
+    assert (
+        pytest_ids.renamed_tests(["t.py::f[1_000_000-1_000_000]"], {"t.py::f[1_000_000-1_000_000]": "PASSED"})
+        == {}
+    )
+    assert pytest_ids.pytest7_name("t.py::f[a_0]") is None  # pytest 8 adds no "_" after a letter
+    assert pytest_ids.pytest7_name("t.py::test_a_0") is None
+    # Verified's row (pytest 8's names) against the log of pytest 7: graded by the log's names
+    grade = official.grade(
+        instance_id="sphinx-doc__sphinx-7462",
+        repo="sphinx-doc/sphinx",
+        version="3.1",
+        fail_to_pass=["tests/test_pycode_ast.py::test_unparse[object()-object()]"],
+        pass_to_pass=[
+            "tests/test_pycode_ast.py::test_unparse[1234-1234_0]",
+            "tests/test_pycode_ast.py::test_unparse[sys-sys]",
+        ],
+        log=SPHINX_PYTEST7_LOG,
+    )
+    assert grade.resolved and grade.renamed == {
+        "tests/test_pycode_ast.py::test_unparse[1234-1234_0]": "tests/test_pycode_ast.py::test_unparse[1234-12340]"
+    }
+    assert "tests/test_pycode_ast.py::test_unparse[1234-1234_0]" not in grade.status_map  # the log's own
+    # a renamed test keeps its own status: the second duplicate failed
+    failing = official.grade(
+        instance_id="sphinx-doc__sphinx-7462",
+        repo="sphinx-doc/sphinx",
+        version="3.1",
+        fail_to_pass=[],
+        pass_to_pass=["tests/test_pycode_ast.py::test_unparse[1234-1234_1]"],
+        log=SPHINX_PYTEST7_LOG,
+    )
+    assert not failing.resolved
+    assert failing.tests_status["PASS_TO_PASS"]["failure"] == [
+        "tests/test_pycode_ast.py::test_unparse[1234-1234_1]"
+    ]
+    # the other way (a pytest 7 row, a pytest 8 log), and no renaming of what is absent or present
+    pytest8_log = {"t.py::f[1234-1234_0]": "PASSED", "t.py::f[12340]": "PASSED"}
+    assert pytest_ids.renamed_tests(
+        ["t.py::f[1234-12340]", "t.py::f[12340]", "t.py::f[9_0]"], pytest8_log
+    ) == {"t.py::f[1234-12340]": "t.py::f[1234-1234_0]"}

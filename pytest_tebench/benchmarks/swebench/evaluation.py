@@ -352,6 +352,7 @@ def graded_fields(instance: SwebenchInstance, log: str) -> dict[str, Any]:
         "tests_status": grade.tests_status,
         "status_map": grade.status_map,
         "log_parser": official.parser_name(instance.repo, instance.log_parser),
+        "renamed_tests": grade.renamed,
     }
 
 

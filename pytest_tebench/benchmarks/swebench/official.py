@@ -21,9 +21,11 @@ import os
 import tempfile
 import warnings
 from dataclasses import dataclass
+from dataclasses import field
 from types import ModuleType
 from typing import Any
 
+from pytest_tebench.benchmarks.swebench import pytest_ids
 from pytest_tebench.errors import HarnessError
 
 #: The release whose specifications and grading we follow (pinned by the extra).
@@ -157,6 +159,9 @@ class Grade:
     tests_status: dict[str, dict[str, list[str]]]
     #: ``RESOLVED_FULL``, ``RESOLVED_PARTIAL`` or ``RESOLVED_NO``.
     resolution: str
+    #: Expected names graded by the log's other pytest spelling of the same test
+    #: (:mod:`.pytest_ids`): ``{expected name: name in the log}``; ``status_map`` is the log's own.
+    renamed: dict[str, str] = field(default_factory=dict)
 
     @property
     def resolved(self) -> bool:
@@ -178,6 +183,8 @@ def grade(
     The same functions ``get_eval_report`` chains: ``get_logs_eval`` (markers, bad codes, the
     repository's parser), ``get_eval_tests_report`` and ``get_resolution_status``. When the row
     names a ``log_parser`` that differs from the repository's, that parser is used (v5 rows).
+    An expected name the log has only under another pytest version's spelling is graded by that
+    one (:mod:`.pytest_ids`, pytest 8's duplicate-id suffix).
     """
     mods = modules()
     spec = mods.test_spec.TestSpec(
@@ -207,11 +214,13 @@ def grade(
         status_map = parse(section, spec) or parse(log, spec)
     constants = mods.constants
     gold = {constants.FAIL_TO_PASS: list(fail_to_pass), constants.PASS_TO_PASS: list(pass_to_pass)}
-    report = mods.grading.get_eval_tests_report(status_map, gold)
+    renamed = pytest_ids.renamed_tests([*fail_to_pass, *pass_to_pass], status_map)
+    graded = {**status_map, **{name: status_map[logged] for name, logged in renamed.items()}}
+    report = mods.grading.get_eval_tests_report(graded, gold)
     resolution = mods.grading.get_resolution_status(report) if found else "RESOLVED_NO"
     tests_status = {
         key: {"success": list(value["success"]), "failure": list(value["failure"])}
         for key, value in report.items()
         if key in (constants.FAIL_TO_PASS, constants.PASS_TO_PASS)
     }
-    return Grade(found, dict(status_map), tests_status, str(resolution))
+    return Grade(found, dict(status_map), tests_status, str(resolution), renamed)
