@@ -61,6 +61,31 @@ def in_tree(filename, tree):
     return path == tree or path.startswith(tree + os.sep)
 
 
+#: What SWE-bench's collection (``swebench.collect.utils.extract_patches``) looks for in a changed
+#: file's path to put the change in ``test_patch`` rather than ``patch``: its rows are split this
+#: way, so no gold ``patch`` of Lite or Verified touches such a file but pytest's own ``src/_pytest``
+#: (the runner is its product) and one sympy row (``sympy/utilities/randtest.py``).
+TEST_SIDE_WORDS = ("test", "e2e")
+
+#: Repositories whose product is the test runner: under these folders a test-named path is product.
+PRODUCT_PREFIXES = {"pytest-dev/pytest": ("src/",)}  # type: dict[str, tuple[str, ...]]
+
+
+def is_test_side(path, repo=""):
+    # type: (str, str) -> bool
+    """True when SWE-bench's split of a pull request would count a change to ``path`` (relative to
+    the repository's root) as test content: its path contains ``test`` or ``e2e`` in any case
+    (``tests/helpers.py``, ``django/test/testcases.py``, ``sympy/testing/pytest.py``,
+    ``xarray/testing.py``), unless it lies under a product folder of ``repo``
+    (:data:`PRODUCT_PREFIXES`). Shared by the host (what a prediction's change counts as) and the
+    guards (which modules of the tree are test support)."""
+    relative = path.replace("\\", "/").lstrip("/")
+    if any(relative.startswith(prefix) for prefix in PRODUCT_PREFIXES.get(repo, ())):
+        return False
+    lowered = relative.lower()
+    return any(word in lowered for word in TEST_SIDE_WORDS)
+
+
 def code_digest(code, h=None):
     # type: (types.CodeType, object) -> str
     """A digest of a code object that is the same in every process (no ids, no set order)."""
