@@ -77,8 +77,10 @@ def test_a_pytest11_entry_point_the_install_registers_is_found_but_not_its_descr
             "entry-point",
             f"{SITE}/evil-1.0.dist-info/entry_points.txt registers the pytest plugin evil = evil_plugin",
         ),
-        ("install", f"{SITE}/evil_plugin.py added by the install; gold's install did not touch it"),
     ]
+    # the plugin's module alone is a new module, as a dependency the patch adds would be: it is its
+    # registration that runs it before any test
+    assert _judge(_hostile(plugin[0], plugin[2])) == []
     # the same registration by gold's install (a repository that ships its own plugin) is not a finding
     assert _judge(plugin[1:2], baseline=[*GOLD, plugin[1]]) == []
 
@@ -276,3 +278,72 @@ def test_byte_code_is_compared_without_its_source_stamp() -> None:
         official_install.engine_changes(x, tree="/testbed", mounts=()) for x in (first, second, forged)
     )
     assert a.digest == b.digest == container_digest(magic + code) and c.digest != a.digest
+
+
+def _dependency(name: str, *, scripts: tuple[str, ...] = (), pytest11: tuple[str, ...] = ()) -> list[Change]:
+    """What pip adds for a new requirement: its package folder and its metadata, both new."""
+    dist = f"{SITE}/{name}-1.0.dist-info"
+    return [
+        Change(f"{SITE}/{name}", "added", "dir"),
+        Change(f"{SITE}/{name}/__init__.py", "added", "file", f"{name}-code"),
+        Change(dist, "added", "dir"),
+        Change(f"{dist}/entry_points.txt", "added", "file", "e", pytest11=pytest11, scripts=scripts),
+        Change(f"{dist}/RECORD", "added", "file", "r"),
+    ]
+
+
+def test_a_dependency_the_patch_adds_is_the_prediction_s_to_add() -> None:
+    """A patch that adds a requirement, installed with an index in reach: the new package and the
+    console script its metadata declares were never gold's, and replace nothing."""
+    honest = [
+        *_hostile(),
+        *_dependency("tqdm", scripts=("tqdm",)),
+        Change("/opt/venv/bin/tqdm", "added", "file", "s"),
+    ]
+    assert _judge(honest) == []
+    assert installed.new_dependencies(honest) == {
+        f"{SITE}/tqdm",
+        f"{SITE}/tqdm/__init__.py",
+        f"{SITE}/tqdm-1.0.dist-info",
+        f"{SITE}/tqdm-1.0.dist-info/RECORD",
+        "/opt/venv/bin/tqdm",
+    }
+
+
+def test_what_a_new_dependency_could_do_before_any_test_is_still_judged() -> None:
+    plugin = _dependency("helper", pytest11=("helper = helper",))
+    assert _judge([*_hostile(), *plugin]) == [
+        (
+            "entry-point",
+            f"{SITE}/helper-1.0.dist-info/entry_points.txt registers the pytest plugin helper = helper",
+        )
+    ]
+    # a start-up file, a package named like one pytest imports when present, a program the
+    # evaluation runs, a script no new distribution declares, a file added to an existing package
+    cases = [
+        Change(f"{SITE}/zz-helper.pth", "added", "file", "p"),
+        *_dependency("pygments"),
+        *_dependency("_pytest"),
+        Change("/opt/venv/bin/pytest", "added", "file", "s"),
+        Change("/opt/venv/bin/undeclared", "added", "file", "s"),
+        Change(f"{SITE}/urllib3/evil.py", "added", "file", "x"),
+    ]
+    declared = _dependency("tool", scripts=("pytest", "tool"))
+    found = _judge([*_hostile(), *declared, *cases])
+    assert {detail.split(" ")[0] for rule, detail in found if rule == "install"} == {
+        f"{SITE}/zz-helper.pth",
+        f"{SITE}/pygments/__init__.py",
+        f"{SITE}/_pytest/__init__.py",
+        "/opt/venv/bin/pytest",
+        "/opt/venv/bin/undeclared",
+        f"{SITE}/urllib3/evil.py",
+    }
+    assert {rule for rule, _ in found} == {"install"}
+
+
+def test_console_scripts_are_read_from_entry_points_txt() -> None:
+    text = "[console_scripts]\ntqdm = tqdm.cli:main\n\n[gui_scripts]\nviewer = v:main\n\n[pytest11]\nx = y\n"
+    assert installed.script_names(text) == ("tqdm", "viewer")
+    assert installed.script_names("[console_scripts\n") == ()
+    change = Change("/e/entry_points.txt", "added", "file", "d", scripts=("tqdm",))
+    assert Change.from_record(change.as_record()) == change

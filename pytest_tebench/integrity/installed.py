@@ -21,6 +21,13 @@ judges that list (:class:`Change`) before the tests run in a container made from
   ``conftest`` modules (a forged one is imported instead of the source), and git's hooks and
   configuration (the tests' step runs git).
 * **Anywhere**: a ``pytest11`` entry point that gold's install does not register.
+* **A new dependency** (the patch added one to the package's requirements, and the install could
+  reach an index) is the prediction's to add: a package or module the install added whole to
+  site-packages, where nothing of that name was before, is not compared with gold, and neither is a
+  console script its distribution declares, unless it is named like a program the evaluation runs
+  (:data:`PROTECTED_PROGRAMS`). What such a package does when imported is code under test, as the
+  patch's own code is; what it could do before any test (a ``.pth`` file, a ``pytest11`` plugin, a
+  package named like the runner's, a file of another package) is still judged.
 
 Benchmark-neutral: the caller lists the changes and says where the tree is.
 """
@@ -46,14 +53,22 @@ IGNORED_FOLDERS = ("/root/.cache/", "/home/tebench/.cache/")
 RUNNER_TOP_LEVEL = frozenset({"pytest", "_pytest", "pluggy", "py", "unittest", "tebench_guard", "xdist"})
 #: The files under ``.git`` that git's own commands rewrite (status refreshes the index).
 GIT_OWN = frozenset({".git/index", ".git/index.lock", ".git/ORIG_HEAD", ".git/FETCH_HEAD"})
+#: Programs an evaluation runs (the eval script, test commands, tests that start git or Python):
+#: a new console script of one of these names, or starting with one of them (``python3.9``,
+#: ``pip3``, ``pytest-3``), is judged like any other file gold's install did not write.
+PROTECTED_PROGRAMS = (
+    "python", "pip", "pytest", "py.test", "tox", "coverage", "conda", "activate", "deactivate", "git",
+    "sh", "bash", "dash", "env", "sed", "patch", "cat", "make", "which", "locale", "django-admin",
+    "sphinx-", "pylint", "pyreverse", "isort",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Change:
     """One path the install changed: ``kind`` one of :data:`KINDS`; ``type`` ``file``, ``link``,
     ``dir`` or ``gone``; ``digest`` of a file's content (or a link's target), where it was read;
-    ``pytest11`` the plugins an ``entry_points.txt`` registers, ``top_level`` the packages a
-    ``top_level.txt`` names."""
+    ``pytest11`` the plugins an ``entry_points.txt`` registers, ``scripts`` the console and GUI
+    scripts it declares, ``top_level`` the packages a ``top_level.txt`` names."""
 
     path: str
     kind: str
@@ -61,6 +76,7 @@ class Change:
     digest: str | None = None
     pytest11: tuple[str, ...] = ()
     top_level: tuple[str, ...] = ()
+    scripts: tuple[str, ...] = ()
 
     def as_record(self) -> dict[str, Any]:
         record: dict[str, Any] = {"path": self.path, "kind": self.kind, "type": self.type}
@@ -70,6 +86,8 @@ class Change:
             record["pytest11"] = list(self.pytest11)
         if self.top_level:
             record["top_level"] = list(self.top_level)
+        if self.scripts:
+            record["scripts"] = list(self.scripts)
         return record
 
     @classmethod
@@ -81,21 +99,39 @@ class Change:
             digest=record.get("digest"),
             pytest11=tuple(record.get("pytest11") or ()),
             top_level=tuple(record.get("top_level") or ()),
+            scripts=tuple(record.get("scripts") or ()),
         )
 
 
-def pytest11_entries(text: str) -> tuple[str, ...]:
-    """The ``name = module`` lines of the ``[pytest11]`` section of an ``entry_points.txt``."""
+def _entry_points(text: str) -> configparser.ConfigParser | None:
     parser = configparser.ConfigParser(interpolation=None, delimiters=("=",), strict=False)
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     try:
         parser.read_string(text)
     except configparser.Error:
+        return None
+    return parser
+
+
+def pytest11_entries(text: str) -> tuple[str, ...]:
+    """The ``name = module`` lines of the ``[pytest11]`` section of an ``entry_points.txt``."""
+    parser = _entry_points(text)
+    if parser is None:
         # unreadable for us may still be read by importlib.metadata: say so rather than pass it
         return ("(an entry_points.txt that does not parse)",)
     if not parser.has_section("pytest11"):
         return ()
     return tuple(sorted(f"{name} = {value}" for name, value in parser.items("pytest11")))
+
+
+def script_names(text: str) -> tuple[str, ...]:
+    """The programs the ``[console_scripts]`` and ``[gui_scripts]`` of an ``entry_points.txt`` declare
+    (none where it does not parse: its scripts are then judged as unknown files)."""
+    parser = _entry_points(text)
+    if parser is None:
+        return ()
+    sections = [s for s in ("console_scripts", "gui_scripts") if parser.has_section(s)]
+    return tuple(sorted({name for section in sections for name, _ in parser.items(section)}))
 
 
 def top_level_names(text: str) -> tuple[str, ...]:
@@ -137,6 +173,7 @@ def findings(
     # code is stamped with the install's time), never the runner. Which packages they are, gold's
     # own metadata says (not the prediction's, which could name pytest's)
     under_test = {name for change in base.values() for name in change.top_level} - RUNNER_TOP_LEVEL
+    added = new_dependencies(changes)
     found: list[Finding] = []
     for change in changes:
         if change.path.startswith(IGNORED_FOLDERS) or change.type == "dir":
@@ -153,6 +190,8 @@ def findings(
             reason = runner_file(change.path)
             if reason is not None:
                 found.append(Finding("install", f"{change.path} {change.kind} by the install: {reason}"))
+        elif change.path not in base and change.path in added:
+            pass  # a file of a dependency the patch added (gold has none: nothing to compare)
         else:
             difference = _differs(change, base.get(change.path))
             if difference is not None:
@@ -162,6 +201,65 @@ def findings(
                 found.append(Finding("entry-point", f"{change.path} registers the pytest plugin {entry}"))
     # a file gold's install changed that this one left alone is the image's own: nothing to judge
     return found
+
+
+#: Names a new package must not have: the runner's, what it imports at start-up, and what it
+#: imports only when present (highlighting, colours, completion), none of which gold's install wrote.
+_RUNNER_NAMES = (
+    RUNNER_TOP_LEVEL
+    | paths.RUNNER_PACKAGES
+    | paths.RUNNER_DEPENDENCIES
+    | {"pygments", "argcomplete", "readline"}
+)
+
+
+def new_dependencies(changes: Iterable[Change]) -> set[str]:
+    """The added files of :func:`findings`' changes that belong to distributions the install added
+    whole: under an entry of site-packages that the install added (nothing of that name was there,
+    so it replaces nothing and is imported only by name), and the console scripts an added
+    ``entry_points.txt`` declares (not :data:`PROTECTED_PROGRAMS`). Start-up files and the runner's
+    names are never among them."""
+    changes = list(changes)
+    tops = {
+        change.path
+        for change in changes
+        if change.kind == "added" and _site_entry(change.path) == change.path
+    }
+    scripts = {
+        name
+        for change in changes
+        if change.kind == "added" and _site_entry(change.path) in tops
+        for name in change.scripts
+        if not name.startswith(PROTECTED_PROGRAMS)
+    }
+    dependencies: set[str] = set()
+    for change in changes:
+        if change.kind != "added" or change.type not in ("file", "dir"):
+            continue
+        parts = change.path.split("/")
+        if _site_entry(change.path) in tops:
+            top = parts[parts.index(_site_folder(parts)) + 1]
+            if top.split(".")[0] not in _RUNNER_NAMES and runner_file(change.path) is None:
+                dependencies.add(change.path)
+        elif len(parts) > 2 and parts[-2] == "bin" and parts[-1] in scripts:
+            dependencies.add(change.path)
+    return dependencies
+
+
+def _site_folder(parts: list[str]) -> str:
+    for folder in ("site-packages", "dist-packages"):
+        if folder in parts[:-1]:
+            return folder
+    return ""
+
+
+def _site_entry(path: str) -> str | None:
+    """The entry of site-packages (package folder, module, metadata folder) ``path`` lies in."""
+    parts = path.split("/")
+    folder = _site_folder(parts)
+    if not folder:
+        return None
+    return "/".join(parts[: parts.index(folder) + 2])
 
 
 def _installed_package(path: str) -> str | None:

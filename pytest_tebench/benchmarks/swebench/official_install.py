@@ -81,7 +81,10 @@ def _read(container: Any, path: str, kind: str) -> installed.Change:
     digest, text = _digest(archive, keep_text=name in installed.READ_FILES, byte_code=name.endswith(".pyc"))
     plugins = installed.pytest11_entries(text) if text is not None and name == "entry_points.txt" else ()
     top_level = installed.top_level_names(text) if text is not None and name == "top_level.txt" else ()
-    return installed.Change(path, kind, "file", digest=digest, pytest11=plugins, top_level=top_level)
+    scripts = installed.script_names(text) if text is not None and name == "entry_points.txt" else ()
+    return installed.Change(
+        path, kind, "file", digest=digest, pytest11=plugins, top_level=top_level, scripts=scripts
+    )
 
 
 #: A byte-code file's header: magic and flags (4 bytes each), then the source's stamp (8 bytes).
