@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from test_swebench_demo_docker import HOSTILE
+from test_swebench_demo_docker import _append_to_init
 from test_swebench_demo_docker import _new_file
 
 from pytest_tebench.benchmarks.base import EvalContext
@@ -73,6 +74,24 @@ _INSTALL_ROUTES = {
     # a conftest.py written into the tree after the patch was judged
     "install-conftest": f"with open('/testbed/conftest.py', 'w') as out:\n    out.write({_PLUGIN!r})\n",
 }
+#: Code the tests import, run in the test phase: it fixes clamp only where it can write into the
+#: environment (the runner's folder, where a ``.pth`` would run in every process the tests start).
+#: The test phase's root file system is read-only: it cannot, and the test fails.
+_WRITES_ENVIRONMENT = _append_to_init(
+    "import glob as _glob\n"
+    "from pycalc import numbers as _numbers\n\n\n"
+    "def _checked(value, low, high):\n"
+    "    if low > high:\n"
+    "        raise ValueError('empty range')\n"
+    "    return max(low, min(value, high))\n\n\n"
+    "for _site in _glob.glob('/opt/*/lib/python3*/site-packages'):\n"
+    "    try:\n"
+    "        with open(_site + '/zz_tebench_tests.pth', 'w') as _out:\n"
+    "            _out.write('')\n"
+    "    except OSError:\n"
+    "        continue\n"
+    "    _numbers.clamp = _checked\n"
+)
 INSTALL_HOSTILE = {
     model: _new_file("pyproject.toml", _BACKEND_PYPROJECT) + _new_file("backend.py", code)
     for model, code in _INSTALL_ROUTES.items()
@@ -152,6 +171,7 @@ def test_official_images_run_gold_a_wrong_fix_and_hostile_ones_and_a_missing_ima
                     ("conftest", HOSTILE["conftest"][1], one),
                     ("gc-hook", HOSTILE["gc-hook"][1], one),
                     *((model, patch, one) for model, patch in INSTALL_HOSTILE.items()),
+                    ("writes-environment", _WRITES_ENVIRONMENT, one),
                 ]
             )
         )
@@ -164,12 +184,16 @@ def test_official_images_run_gold_a_wrong_fix_and_hostile_ones_and_a_missing_ima
         # gold resolves in the official image, the wrong fix does not; pycalc-2 has no image anywhere
         # the hostile models have no prediction for pycalc-2: missing, unresolved without a run
         # (each hostile model also misses pycalc-2)
-        result.assert_outcomes(passed=1, failed=5 + 2 * len(INSTALL_HOSTILE), skipped=2)
+        result.assert_outcomes(passed=1, failed=7 + 2 * len(INSTALL_HOSTILE), skipped=2)
         result.stdout.fnmatch_lines([f"*{missing} is not here and cannot be pulled*"])
         records = {
             (r["model_name_or_path"], r["instance_id"]): r for r in json.loads(report.read_text())["results"]
         }
         fixed = records["fixer", one["instance_id"]]
+        # the tests' own process could not write into the environment (read-only in the test phase)
+        writes = records["writes-environment", one["instance_id"]]
+        assert (writes["status"], writes["swebench"]["resolved"]) == ("evaluated", False)
+        assert writes["guard"]["findings"] == []
         assert (fixed["status"], fixed["apply_method"]) == ("evaluated", "git apply --verbose")
         # gold (under a model's name) ran under the guard in the official image, judged against gold
         assert fixed["guard"] == {

@@ -246,7 +246,7 @@ def cleanup_stale(client: Any) -> list[str]:
         if pid > 0 and _pid_alive(pid, labels.get(LABEL_PID_START, "")):
             continue
         try:
-            container.remove(force=True)
+            container.remove(force=True, v=True)
         except docker.errors.NotFound:
             pass
         except docker.errors.DockerException as exc:
@@ -559,7 +559,8 @@ class DockerExecutor:
 
     def _remove(self, container: Any) -> None:
         try:
-            container.remove(force=True)
+            # v: with its anonymous volumes (official images' test phase)
+            container.remove(force=True, v=True)
         except docker.errors.NotFound:
             pass
         except docker.errors.DockerException as exc:

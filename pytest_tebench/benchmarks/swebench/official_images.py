@@ -17,8 +17,13 @@ An image that is neither present nor pulled (no registry answers) is ``unsupport
 naming the image, before anything runs. The container is the Docker executor's sandbox (no network
 unless ``--tebench-swebench-network``, no capabilities, ``no-new-privileges``, memory, CPU, process
 and time limits) with two differences the images impose: it runs as root (``/testbed`` and the
-conda environment are root's, and the eval script installs into it), and its root file system is
-writable (the tree under test lives in the image; the container is removed afterwards).
+conda environment are root's, and the eval script installs into it), and in the install phase its
+root file system is writable (the eval script installs into the environment; the container is
+removed afterwards). In the test phase the root file system is read-only again, as in build mode:
+only ``/testbed`` and root's home (``/root``: git's ``safe.directory``, the caches tests write) are
+writable, each a volume of the container filled from the install phase's result and removed with it,
+so code the tests import cannot rewrite the runner or the environment on disk for the processes
+the tests start, nor leave anything behind.
 
 Since the eval script re-runs the install after the patch (the prediction's ``setup.py`` or build
 backend then runs as root, before any test), a run is two containers: the install phase, whose
@@ -40,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import docker.errors
+import docker.types
 
 from pytest_tebench.benchmarks.swebench import environment
 from pytest_tebench.benchmarks.swebench import evaluation
@@ -361,9 +367,9 @@ def run(
                 java_version=None,
                 tools=((evaluation.GUARD_TOOL, str(evidence.PLUGIN_DIR)),),
             )
-            result = executor.run(
-                scratch, step, maven_repo=scratch / ".unused", overrides=sandbox_overrides(nonce)
-            )
+            overrides = dict(sandbox_overrides(nonce))
+            overrides.update(read_only_overrides(executor.container_spec(scratch, step, scratch / ".unused")))
+            result = executor.run(scratch, step, maven_repo=scratch / ".unused", overrides=overrides)
         finally:
             _remove_image(executor.client, committed[0])
         return OfficialRun(
@@ -418,6 +424,17 @@ def sandbox_overrides(nonce: str = "") -> Mapping[str, Any]:
         "environment": {"HOME": "/root", **({"TEBENCH_GUARD_NONCE": nonce} if nonce else {})},
         "tmpfs": {"/tmp": "rw,exec,nosuid,nodev,size=1g,mode=1777"},
     }
+
+
+#: What stays writable in the test phase: the tree, and root's home.
+WRITABLE_IN_TESTS = (TESTBED, "/root")
+
+
+def read_only_overrides(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The test phase's root file system read-only, with :data:`WRITABLE_IN_TESTS` as anonymous
+    volumes (the engine fills a new one from the image's folder) next to ``spec``'s mounts."""
+    volumes = [docker.types.Mount(target, None, type="volume") for target in WRITABLE_IN_TESTS]
+    return {"read_only": True, "mounts": [*spec.get("mounts", ()), *volumes]}
 
 
 def _read(path: Path) -> str:
