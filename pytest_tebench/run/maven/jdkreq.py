@@ -6,7 +6,8 @@ one :class:`JdkRequirement`; :func:`pytest_tebench.run.maven.jdk.choose_for` pic
 * ``.mvn/jvm.config``: options of the JVM that runs Maven itself. Module-system flags
   (``--add-exports``, ``--add-opens``...) do not exist before JDK 9: ``java`` 8 stops with
   ``Unrecognized option`` before Maven starts (google/gson).
-* ``.mvn/maven.config``: ``-Dname=value`` overrides POM properties, ``-Pid`` activates profiles.
+* ``.mvn/maven.config``: ``-Dname=value`` overrides POM properties (as the harness's own ``-D``
+  flags do), ``-Pid`` activates profiles and ``-P!id`` deactivates them.
 * compiler ``release``/``source``/``target`` and their ``test*`` variants, as
   ``maven.compiler.*`` properties or compiler-plugin configuration (executions included): a JDK
   must accept the level (javac 20 dropped 7, 12 dropped 6).
@@ -14,10 +15,14 @@ one :class:`JdkRequirement`; :func:`pytest_tebench.run.maven.jdk.choose_for` pic
   (``maven-toolchains-plugin``, a plugin's ``jdkToolchain``): the JDK range the project
   supports. The harness skips the enforcer (``-Denforcer.skip``) and provides no
   ``toolchains.xml``, so it must honour these ranges itself.
-* profiles: one activated by ``<jdk>`` applies to the JDKs it names (jsoup compiles its
-  multi-release sources only on 11+); one active by default or named with ``-P`` always applies;
-  the others only count for the language level when nothing else names one (jsoup's older POMs).
-* modules (``<modules>``, recursively): a reactor's JDK must build every module.
+* profiles, active as :mod:`~pytest_tebench.run.maven.profiles` decides (Maven's rules: ``-P``,
+  ``<jdk>``, ``<property>``, ``<file>``, ``<os>``, ``activeByDefault``): one applies to the JDKs
+  it is active on (jsoup compiles its multi-release sources only on 11+; a profile active on
+  every JDK always applies); one active on none only counts for the language level when nothing
+  else names one (jsoup's older POMs).
+* modules: the reactor's own walk (:func:`~pytest_tebench.run.maven.profiles.walk_modules`,
+  profiles' ``<modules>`` included): a reactor's JDK must build every module it builds, and a
+  module only a JDK's profile lists counts on that JDK alone.
 * a failed build's log (:func:`log_constraints`): what no build file states, such as a
   dependency compiled for a newer Java (jfree/jfreechart tests with EqualsVerifier 4.0, whose
   class files are Java 17: javac 11 stops at ``class file has wrong version 61.0, should be
