@@ -9,10 +9,17 @@ other profile of the POM is active).
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 import pytest
 
+from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
+from pytest_tebench.benchmarks.tebench.update import UpdateEvaluator
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven.jdk import JdkInstall
 from pytest_tebench.run.maven.jdk import choose_for
 from pytest_tebench.run.maven.jdk import read_requirement
@@ -28,6 +35,8 @@ from pytest_tebench.run.maven.profiles import walk_modules
 from pytest_tebench.run.maven.reactor import read_reactor
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import RunSettings
+from pytest_tebench.workspace.checkout import Workspace
+from pytest_tebench.workspace.repos import RepositoryStore
 
 LINUX = OsInfo("linux", "amd64", "6.1.0-18-amd64")
 
@@ -296,3 +305,94 @@ def test_a_jdk_retry_scopes_the_run_again(tmp_path: Path) -> None:
     # settings never scoped stay unscoped
     plain = RunSettings(maven_repo=tmp_path / "m2", java_version=8).on_jdk(root, 11)
     assert (plain.java_version, plain.maven_args) == (11, ())
+
+
+#: Real javac 8 reading a dependency compiled for Java 11 (the line java_version_after reads).
+WRONG_VERSION = (
+    "Apache Maven 3.9.9 (8e8579a9e76f7d015ee5ec7bfcdc97d260186937)\n"
+    "[ERROR] COMPILATION ERROR :\n"
+    "[ERROR] /ws/core/src/test/java/p/CoreTest.java:[3,1] cannot access q.Dep\n"
+    "  bad class file: /m2/q/dep/1/dep-1.jar(q/Dep.class)\n"
+    "    class file has wrong version 55.0, should be 52.0\n"
+    "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:testCompile "
+    "(default-testCompile) on project core: Compilation failure\n"
+)
+
+
+@dataclass
+class RetryMaven:
+    """JDK 8 cannot compile the tests (a dependency's class files are Java 11); JDK 11 runs them
+    and reports every selected test, in the module whose target/ the run reads."""
+
+    name: str = "scripted"
+    seen: list[BuildStep] = field(default_factory=list)
+
+    def java_versions(self) -> tuple[int, ...]:
+        return (8, 11)
+
+    def toolchain(self) -> str:
+        return "scripted"
+
+    def close(self) -> None:
+        pass
+
+    def run(self, workspace: Path, step: BuildStep, *, maven_repo: Path) -> StepResult:
+        self.seen.append(step)
+
+        def done(code: int, output: str = "Apache Maven 3.9.9 (x)\n") -> StepResult:
+            return StepResult(step.name, step.argv, code, False, 0.1, output)
+
+        if step.name == "effective-pom":
+            output = workspace / next(a for a in step.argv if a.startswith("-Doutput="))[len("-Doutput=") :]
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text("<project><artifactId>x</artifactId></project>")
+            return done(0)
+        if step.java_version == 8:
+            return done(1, WRONG_VERSION)
+        selector = next(a for a in step.argv if a.startswith("-Dtest="))[len("-Dtest=") :]
+        console = ["Apache Maven 3.9.9 (x)\n[INFO]  T E S T S\n"]
+        for part in selector.split(","):
+            cls, _, methods = part.partition("#")
+            module = "jpms" if "Jpms" in cls else "core"
+            reports = workspace / module / "target" / "surefire-reports"
+            reports.mkdir(parents=True, exist_ok=True)
+            cases = "".join(f"<testcase name='{m}' classname='{cls}'/>" for m in methods.split("+"))
+            (reports / f"TEST-{cls}.xml").write_text(f"<testsuite name='{cls}'>{cases}</testsuite>")
+            console.append(
+                f"[INFO] Tests run: 1, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.1 s -- in {cls}\n"
+            )
+        return done(0, "".join(console))
+
+
+def test_gold_retried_on_another_jdk_builds_that_jdks_modules(tmp_path: Path) -> None:
+    """UpdateEvaluator's JDK retry: JDK 8 fails on class files of Java 11, the run goes again on
+    11, and there java11's module jpms is part of the reactor: the scope names it, its report is
+    read (on JDK 8 it was no module: the whole selection could not be located in it)."""
+    root = write(tmp_path / "ws", REACTOR)
+    executor = RetryMaven()
+    context = EvalContext(
+        cache_dir=tmp_path / "cache", work_dir=tmp_path, repos=RepositoryStore(tmp_path / "cache"),
+        executor=lambda: executor,
+    )  # fmt: skip
+    evaluator = UpdateEvaluator(
+        context,
+        UpdateSettings("paper", None, 60, 60, "3.9.9", tmp_path / "m2", gold_runs=1),
+    )
+    jpms, core = TestId("p.JpmsTest", "t"), TestId("p.CoreTest", "t")
+    settings = RunSettings(maven_repo=tmp_path / "m2", java_version=8, coverage=False).scoped(
+        root, [jpms, core]
+    )
+    warmed, ran, note = evaluator._run(Workspace(root), [jpms, core], settings, project="o/x", learn_jdk=True)
+    tested = [s for s in executor.seen if s.name == "compile+test"]
+    assert [(s.java_version, s.argv[s.argv.index("-pl") + 1]) for s in tested] == [
+        (8, "core"),
+        (11, "core,jpms"),
+    ]
+    assert (ran.java_version, ran.maven_args) == (11, ("-pl", "core,jpms", "-am"))
+    assert note.startswith(
+        "JDK 11: JDK 8 could not build it (build log: class files of version 55 (Java 11))"
+    )
+    assert {str(o.test): o.status for o in warmed.run.tests} == {
+        "p.CoreTest#t": "passed",
+        "p.JpmsTest#t": "passed",
+    }
