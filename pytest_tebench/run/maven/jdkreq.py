@@ -61,8 +61,6 @@ from pytest_tebench.run.maven.profiles import ranges_of
 from pytest_tebench.run.maven.profiles import text_of as _text
 from pytest_tebench.run.maven.profiles import walk_modules
 
-__all__ = ["VersionRange", "parse_range"]  # their home is profiles; kept importable from here
-
 #: Language level assumed when a POM says nothing (Maven's modern compiler plugins default to 8).
 DEFAULT_LEVEL = 8
 #: Parents outside the checkout followed up from one POM (commons-parent has one: the ASF parent).
