@@ -268,12 +268,16 @@ def test_modules_of_active_profiles(tmp_path: Path) -> None:
     assert read_reactor(tmp_path, 8).modules == ("", "core", "extras", "core/bench")
     # JDK 11 activates java11, which switches activeByDefault off in that POM (Maven's rule)
     assert read_reactor(tmp_path, 11).modules == ("", "core", "jpms", "core/bench")
-    # without a JDK: every JDK profile's modules (for cleaning and reading reports)
-    assert read_reactor(tmp_path).modules == ("", "core", "jpms", "core/bench")
+    # without a JDK: the modules of a build on any JDK (for cleaning and reading reports)
+    assert read_reactor(tmp_path).modules == ("", "core", "extras", "jpms", "core/bench")
     # -P in .mvn/maven.config
     (tmp_path / ".mvn").mkdir()
     (tmp_path / ".mvn" / "maven.config").write_text("-Pdocs\n")
     assert read_reactor(tmp_path, 8).modules == ("", "core", "docs", "core/bench")
+    # a property of the command line activates release (and so switches extras off on JDK 8)
+    (tmp_path / ".mvn" / "maven.config").write_text("-Drelease\n")
+    assert read_reactor(tmp_path, 8).modules == ("", "core", "dist", "core/bench")
+    (tmp_path / ".mvn" / "maven.config").write_text("-Pdocs\n")
     # the scope of a test in a profile's module names it
     test = tmp_path / "docs" / "src" / "test" / "java" / "p" / "DocTest.java"
     test.parent.mkdir(parents=True)

@@ -20,9 +20,9 @@ from pytest_tebench.run.maven.jdk import min_supported_level
 from pytest_tebench.run.maven.jdk import parse_java_version
 from pytest_tebench.run.maven.jdk import read_jdk
 from pytest_tebench.run.maven.jdk import read_requirement
-from pytest_tebench.run.maven.jdkreq import VersionRange
 from pytest_tebench.run.maven.jdkreq import log_constraints
-from pytest_tebench.run.maven.jdkreq import parse_range
+from pytest_tebench.run.maven.profiles import VersionRange
+from pytest_tebench.run.maven.profiles import parse_range
 
 
 def make_jdk(home: Path, java_version: str, *, javac: bool = True) -> Path:

@@ -271,7 +271,7 @@ def test_a_reactor_is_read_in_every_module_and_says_why_a_test_did_not_run(
 
     executor = ScriptedExecutor({"compile+test": build, "coverage-report": lambda w, step: result(step, 1)})
     scoped = settings.scoped(ws, [A, B, cli, ghost])
-    assert scoped.extra_args == ("-pl", "app,cli", "-am")
+    assert scoped.maven_args == ("-pl", "app,cli", "-am")
     run = run_selection(executor, ws, [A, B, cli, ghost], settings.scoped(ws, [A, B]))
     outcomes = {str(o.test): (o.status, o.message) for o in run.tests}
     assert outcomes == {

@@ -222,7 +222,8 @@ class UpdateEvaluator:
             if choice is None:
                 break
             jdk_note = "; ".join(filter(None, (jdk_note, f"JDK {choice.version}: {choice.reason}")))
-            settings = replace(settings, java_version=choice.version)
+            # scoped again: a profile the new JDK activates may list other modules
+            settings = settings.on_jdk(workspace.path, choice.version)
             warmed = attempt(settings)
         if warmed.warmup is not None and not warmed.warmup.ok:
             if warmed.warmup.unpublished:

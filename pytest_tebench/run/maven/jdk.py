@@ -5,7 +5,7 @@ usual install roots (``/usr/lib/jvm/*``, ``/opt/java/*``), reads each home's ``r
 its feature version and keeps only real JDKs (``bin/javac`` present), one per version.
 
 What a build asks of its JDK (language levels, ``.mvn/jvm.config`` flags, enforcer ranges,
-toolchains, JDK-activated profiles, modules) is read by :mod:`~pytest_tebench.run.maven.jdkreq`;
+toolchains, active profiles, modules) is read by :mod:`~pytest_tebench.run.maven.jdkreq`;
 :func:`choose_for` is the one place that turns it into a JDK: among the JDKs that satisfy every
 constraint, an exact match of the build's level, else the smallest newer one whose class files
 our JaCoCo can read, else the smallest. When none satisfies the build it raises

@@ -6,7 +6,8 @@ one :class:`JdkRequirement`; :func:`pytest_tebench.run.maven.jdk.choose_for` pic
 * ``.mvn/jvm.config``: options of the JVM that runs Maven itself. Module-system flags
   (``--add-exports``, ``--add-opens``...) do not exist before JDK 9: ``java`` 8 stops with
   ``Unrecognized option`` before Maven starts (google/gson).
-* ``.mvn/maven.config``: ``-Dname=value`` overrides POM properties, ``-Pid`` activates profiles.
+* ``.mvn/maven.config``: ``-Dname=value`` overrides POM properties (as the harness's own ``-D``
+  flags do), ``-Pid`` activates profiles and ``-P!id`` deactivates them.
 * compiler ``release``/``source``/``target`` and their ``test*`` variants, as
   ``maven.compiler.*`` properties or compiler-plugin configuration (executions included): a JDK
   must accept the level (javac 20 dropped 7, 12 dropped 6).
@@ -14,10 +15,14 @@ one :class:`JdkRequirement`; :func:`pytest_tebench.run.maven.jdk.choose_for` pic
   (``maven-toolchains-plugin``, a plugin's ``jdkToolchain``): the JDK range the project
   supports. The harness skips the enforcer (``-Denforcer.skip``) and provides no
   ``toolchains.xml``, so it must honour these ranges itself.
-* profiles: one activated by ``<jdk>`` applies to the JDKs it names (jsoup compiles its
-  multi-release sources only on 11+); one active by default or named with ``-P`` always applies;
-  the others only count for the language level when nothing else names one (jsoup's older POMs).
-* modules (``<modules>``, recursively): a reactor's JDK must build every module.
+* profiles, active as :mod:`~pytest_tebench.run.maven.profiles` decides (Maven's rules: ``-P``,
+  ``<jdk>``, ``<property>``, ``<file>``, ``<os>``, ``activeByDefault``): one applies to the JDKs
+  it is active on (jsoup compiles its multi-release sources only on 11+; a profile active on
+  every JDK always applies); one active on none only counts for the language level when nothing
+  else names one (jsoup's older POMs).
+* modules: the reactor's own walk (:func:`~pytest_tebench.run.maven.profiles.walk_modules`,
+  profiles' ``<modules>`` included): a reactor's JDK must build every module it builds, and a
+  module only a JDK's profile lists counts on that JDK alone.
 * a failed build's log (:func:`log_constraints`): what no build file states, such as a
   dependency compiled for a newer Java (jfree/jfreechart tests with EqualsVerifier 4.0, whose
   class files are Java 17: javac 11 stops at ``class file has wrong version 61.0, should be
@@ -34,7 +39,6 @@ one :class:`JdkRequirement`; :func:`pytest_tebench.run.maven.jdk.choose_for` pic
 from __future__ import annotations
 
 import re
-import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -44,11 +48,21 @@ from dataclasses import field
 from pathlib import Path
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.run.maven.profiles import JDKS
+from pytest_tebench.run.maven.profiles import BuildContext
+from pytest_tebench.run.maven.profiles import ModulePom
+from pytest_tebench.run.maven.profiles import VersionRange
+from pytest_tebench.run.maven.profiles import element as _child
+from pytest_tebench.run.maven.profiles import elements as _children
+from pytest_tebench.run.maven.profiles import local_name as _local
+from pytest_tebench.run.maven.profiles import parse_range
+from pytest_tebench.run.maven.profiles import profile_jdks
+from pytest_tebench.run.maven.profiles import ranges_of
+from pytest_tebench.run.maven.profiles import text_of as _text
+from pytest_tebench.run.maven.profiles import walk_modules
 
 #: Language level assumed when a POM says nothing (Maven's modern compiler plugins default to 8).
 DEFAULT_LEVEL = 8
-#: Modules deeper than this below the root POM are not read (a guard against odd layouts).
-MAX_MODULE_DEPTH = 4
 #: Parents outside the checkout followed up from one POM (commons-parent has one: the ASF parent).
 MAX_PARENT_DEPTH = 6
 #: ``.mvn/jvm.config`` options and the first JDK whose ``java`` launcher knows them.
@@ -68,76 +82,6 @@ JVM_OPTION_SINCE: Mapping[str, int] = {
 _PROPERTY_REF = re.compile(r"\$\{([^}]+)\}")
 _LEVEL_NAMES = ("release", "source", "target", "testRelease", "testSource", "testTarget")
 _LEVEL_PROPERTIES = tuple(f"maven.compiler.{name}" for name in _LEVEL_NAMES)
-
-
-@dataclass(frozen=True)
-class VersionRange:
-    """JDK feature versions between two bounds (``None``: unbounded)."""
-
-    low: int | None = None
-    low_inclusive: bool = True
-    high: int | None = None
-    high_inclusive: bool = False
-
-    def __contains__(self, version: object) -> bool:
-        if not isinstance(version, int):
-            return False
-        if self.low is not None and (version < self.low or (version == self.low and not self.low_inclusive)):
-            return False
-        if self.high is None:
-            return True
-        return version < self.high or (version == self.high and self.high_inclusive)
-
-
-def feature_of(text: str) -> int | None:
-    """Feature version of a version text: ``1.8`` -> 8, ``17`` -> 17, ``11.0.2`` -> 11."""
-    match = re.fullmatch(r"\s*(\d+)(?:\.(\d+))?[\w.\-+]*\s*", text)
-    if match is None:
-        return None
-    major = int(match.group(1))
-    if major == 1 and match.group(2) is not None:
-        return int(match.group(2))
-    return major
-
-
-def parse_range(text: str, *, bare: str = "min") -> tuple[VersionRange, ...] | None:
-    """A Maven version range as JDK feature versions (a union of intervals), ``None`` if unreadable.
-
-    ``[17,22)``, ``(,1.8]``, ``[1.8,),[11,)``; a bare version means "at least" for enforcer rules
-    (``bare="min"``) and "this feature version" for profile activation (``bare="exact"``, where
-    ``!1.8`` means "any other").
-    """
-    text = text.strip()
-    if not text:
-        return None
-    if text[0] not in "[(":
-        negated = text.startswith("!")
-        version = feature_of(text[1:] if negated else text)
-        if version is None:
-            return None
-        if negated:
-            return (VersionRange(high=version), VersionRange(low=version, low_inclusive=False))
-        if bare == "exact":
-            return (VersionRange(low=version, high=version, high_inclusive=True),)
-        return (VersionRange(low=version),)
-    ranges: list[VersionRange] = []
-    for match in re.finditer(r"([\[(])([^\])]*)([\])])", text):
-        opening, body, closing = match.groups()
-        parts = body.split(",")
-        if len(parts) == 1:  # [17] : exactly
-            version = feature_of(parts[0])
-            if version is None:
-                return None
-            ranges.append(VersionRange(low=version, high=version, high_inclusive=True))
-            continue
-        if len(parts) != 2:
-            return None
-        low = feature_of(parts[0]) if parts[0].strip() else None
-        high = feature_of(parts[1]) if parts[1].strip() else None
-        if (parts[0].strip() and low is None) or (parts[1].strip() and high is None):
-            return None
-        ranges.append(VersionRange(low, opening == "[", high, closing == "]"))
-    return tuple(ranges) or None
 
 
 def _level_value(text: str) -> int | None:
@@ -182,24 +126,6 @@ class JdkRequirement:
 
 
 # -- POM reading ------------------------------------------------------------------------
-def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
-
-
-def _children(element: ET.Element | None, name: str) -> list[ET.Element]:
-    return [] if element is None else [child for child in element if _local(child.tag) == name]
-
-
-def _child(element: ET.Element | None, name: str) -> ET.Element | None:
-    found = _children(element, name)
-    return found[0] if found else None
-
-
-def _text(element: ET.Element | None, name: str) -> str:
-    node = _child(element, name)
-    return (node.text or "").strip() if node is not None else ""
-
-
 def _resolve(text: str, properties: Mapping[str, str], depth: int = 0) -> str:
     if depth > 10:
         return text
@@ -245,18 +171,25 @@ class _Reader:
     """Collects constraints from a project's POMs, with the properties of ``.mvn/maven.config``."""
 
     root: Path
-    overrides: dict[str, str]
-    active_ids: set[str]
+    context: BuildContext
     #: The local Maven repository parents outside the checkout are read from (None: not read).
     maven_repo: Path | None = None
     constraints: list[Constraint] = field(default_factory=list)
     #: Levels named in profiles that nothing activates: counted only when nothing else names one.
     fallback_levels: list[tuple[int, str]] = field(default_factory=list)
 
+    @property
+    def overrides(self) -> Mapping[str, str]:
+        """``-D`` of the command line: they override the POMs' properties."""
+        return self.context.user_properties
+
     def where(self, pom: Path) -> str:
         return str(pom.relative_to(self.root)) if pom.is_relative_to(self.root) else str(pom)
 
-    def read_pom(self, pom: Path, inherited: Mapping[str, str], depth: int = 0) -> None:
+    def read_module(self, module: ModulePom, inherited: Mapping[str, str]) -> dict[str, str]:
+        """Read one POM of the reactor (built on ``module.jdks``); its properties, for the modules
+        it lists."""
+        pom = module.pom
         element = _parse(pom)
         parents = self.external_parents(element, pom)
         from_parents: dict[str, str] = {}
@@ -267,17 +200,11 @@ class _Reader:
         properties = {**from_parents, **inherited, **_properties(element), **self.overrides}
         where = self.where(pom)
         for scope, label in [(element, where), *((parent, f"parent {coords}") for coords, parent in parents)]:
-            self.scope(scope, properties, label, ())
-            for profile in _children(_child(scope, "profiles"), "profile"):
-                self.profile(profile, properties, label)
-        if depth >= MAX_MODULE_DEPTH:
-            return
-        for module in _children(_child(element, "modules"), "module"):
-            name = (module.text or "").strip()
-            path = pom.parent / name
-            path = path if path.suffix == ".xml" else path / "pom.xml"
-            if name and path.is_file():
-                self.read_pom(path, properties, depth + 1)
+            self.scope(scope, properties, label, ranges_of(module.jdks))
+            # a parent's profiles are activated where the child builds, as Maven does
+            for profile, on in profile_jdks(scope, pom.parent, self.context, module.jdks):
+                self.profile(profile, on, properties, label)
+        return properties
 
     def external_parents(self, element: ET.Element, pom: Path) -> list[tuple[str, ET.Element]]:
         """``(coordinates, POM)`` of ``element``'s parents outside the checkout, nearest first, as
@@ -319,20 +246,23 @@ class _Reader:
         except (OSError, ET.ParseError):
             return False
 
-    def profile(self, profile: ET.Element, properties: Mapping[str, str], where: str) -> None:
+    def profile(
+        self, profile: ET.Element, on: frozenset[int], properties: Mapping[str, str], where: str
+    ) -> None:
+        """A profile active on the JDKs ``on`` (:func:`~pytest_tebench.run.maven.profiles.profile_jdks`):
+        its constraints apply to those JDKs; a profile active on none only offers its level."""
         ident = _text(profile, "id")
-        activation = _child(profile, "activation")
         merged = {**properties, **_properties(profile), **self.overrides}
         label = f"{where} profile {ident or '?'}"
-        jdk = _text(activation, "jdk")
-        when = parse_range(jdk, bare="exact") if jdk else None
-        if when is not None:
-            self.scope(profile, merged, f"{label} (on JDK {jdk})", when)
-        elif ident in self.active_ids or _text(activation, "activeByDefault") == "true":
-            self.scope(profile, merged, label, ())
-        else:
+        if not on:
             levels = self.levels(profile, merged)
             self.fallback_levels += [(level, f"{label}: {why}") for level, why in levels]
+            return
+        when = ranges_of(on)
+        if when:
+            jdk = _text(_child(profile, "activation"), "jdk") or _jdks_text(when)
+            label = f"{label} (on JDK {jdk})"
+        self.scope(profile, merged, label, when)
 
     def scope(
         self, scope: ET.Element, properties: Mapping[str, str], where: str, when: tuple[VersionRange, ...]
@@ -384,32 +314,17 @@ class _Reader:
         return found
 
 
-def maven_config(root: Path) -> tuple[dict[str, str], set[str]]:
-    """``-D`` properties and ``-P`` profile ids of ``.mvn/maven.config``."""
-    path = root / ".mvn" / "maven.config"
-    if not path.is_file():
-        return {}, set()
-    text = path.read_text(encoding="utf-8", errors="replace")
-    try:
-        words = shlex.split(text, comments=True)
-    except ValueError:
-        words = text.split()
-    # "-D name=value" and "-Dname=value" alike: join a bare flag with its value
-    joined: list[str] = []
-    for word in words:
-        if joined and joined[-1] in ("-D", "--define", "-P", "--activate-profiles"):
-            joined[-1] = joined[-1][:2] + word
-        else:
-            joined.append(word.replace("--define=", "-D").replace("--activate-profiles=", "-P"))
-    properties: dict[str, str] = {}
-    profiles: set[str] = set()
-    for word in joined:
-        if word.startswith("-D"):
-            name, _, value = word[2:].partition("=")
-            properties[name] = value
-        elif word.startswith("-P"):
-            profiles.update(p.lstrip("+") for p in word[2:].split(",") if p and not p.startswith(("!", "-")))
-    return properties, profiles
+def _jdks_text(ranges: Iterable[VersionRange]) -> str:
+    """JDK ranges as Maven writes them (``[9,)``, ``(,8]``, ``11``)."""
+
+    def one(r: VersionRange) -> str:
+        if r.low is not None and r.low == r.high:
+            return str(r.low)
+        low, high = "" if r.low is None else str(r.low), "" if r.high is None else str(r.high)
+        opening = "[" if r.low_inclusive and low else "("
+        return f"{opening}{low},{high}{']' if r.high_inclusive and high else ')'}"
+
+    return ",".join(one(r) for r in ranges)
 
 
 def jvm_config_constraints(root: Path) -> list[Constraint]:
@@ -429,9 +344,13 @@ def jvm_config_constraints(root: Path) -> list[Constraint]:
 def read_requirement(project: Path, maven_repo: Path | None = None) -> JdkRequirement:
     """What the Maven build in directory ``project`` asks of its JDK (see the module doc);
     parents outside the checkout are read from ``maven_repo`` when it has them."""
-    overrides, active = maven_config(project)
-    reader = _Reader(project, overrides, active, maven_repo)
-    reader.read_pom(project / "pom.xml", {})
+    context = BuildContext.read(project)
+    reader = _Reader(project, context, maven_repo)
+    # the reactor's own walk: a module only a JDK's profiles list counts on those JDKs
+    properties: dict[str, dict[str, str]] = {}
+    for module in walk_modules(project, context, JDKS):
+        inherited = properties.get(module.lister, {}) if module.lister is not None else {}
+        properties[module.module] = reader.read_module(module, inherited)
     constraints = jvm_config_constraints(project) + reader.constraints
     levels = [c.level for c in reader.constraints if c.level is not None]
     if not levels and reader.fallback_levels:

@@ -14,7 +14,7 @@ step. Only this run's reports are read.
 Multi-module builds (:mod:`~pytest_tebench.run.maven.reactor`): stale outputs go and Surefire's
 reports are read in every module, JaCoCo's one execution file at the root collects every test
 JVM of the launch, and the report reads every module's ``target/classes``. Which modules a launch
-builds is the caller's ``extra_args`` (``Reactor.scope_args``: ``-pl <modules> -am``), so an
+builds is the settings' scope (``RunSettings.scoped``: ``-pl <modules> -am``), so an
 online warm-up builds the same ones. A selected test without a result says why it did not run.
 
 Statuses: ``ok`` (tests ran; see the outcomes), ``no_tests`` (empty selection, compiled, no test
@@ -102,13 +102,30 @@ class RunSettings:
     #: ``mvn test-compile`` and ``mvn test`` as two launches (own timeouts and timings) instead of
     #: one ``mvn test`` (compile limit until Surefire starts, then the test limit). Costs a launch.
     split_launches: bool = False
+    #: The reactor scope of :meth:`scoped` (``-pl <modules> -am``) and the tests it was read for.
+    scope: tuple[str, ...] = ()
+    scope_tests: tuple[TestId, ...] = ()
+
+    @property
+    def maven_args(self) -> tuple[str, ...]:
+        """The arguments every Maven launch of this build adds: ``extra_args``, then the scope."""
+        return (*self.extra_args, *self.scope)
 
     def scoped(self, workspace: Path, tests: Iterable[TestId]) -> RunSettings:
         """These settings building only the reactor modules that hold ``tests`` and the modules
-        they depend on (``-pl ... -am``; unchanged for a single-module build). Every launch of a
-        run and of its warm-up carries the scope, so a warm-up resolves what the run builds."""
-        scope = read_reactor(workspace, self.java_version).scope_args(workspace, tests)
-        return replace(self, extra_args=(*self.extra_args, *scope)) if scope else self
+        they depend on (``-pl ... -am``; none for a single-module build), on this JDK: a profile
+        the JDK activates may list modules. Every launch of a run and of its warm-up carries the
+        scope, so a warm-up resolves what the run builds."""
+        chosen = tuple(sorted(set(tests)))
+        scope = read_reactor(workspace, self.java_version).scope_args(workspace, chosen)
+        return replace(self, scope=scope, scope_tests=chosen)
+
+    def on_jdk(self, workspace: Path, java_version: int) -> RunSettings:
+        """These settings with JDK ``java_version`` (a retry's,
+        :func:`~pytest_tebench.run.maven.jdk.java_version_after`), scoped again for it when they
+        were scoped: the modules its profiles list may differ."""
+        moved = replace(self, java_version=java_version)
+        return moved.scoped(workspace, self.scope_tests) if self.scope_tests else moved
 
     def maven_tools(self) -> tuple[tuple[str, str], ...]:
         """The resolved Maven distribution every Maven step of this build carries (none: the
@@ -302,7 +319,7 @@ class _Run:
             includes=includes,
             offline=settings.offline,
             maven=settings.maven_tools(),
-            extra_args=settings.extra_args,
+            extra_args=settings.maven_args,
             name=name,
         )
         if name == "compile+test":
@@ -398,7 +415,7 @@ class _Run:
                 timeout=settings.compile_timeout,
                 offline=settings.offline,
                 maven=settings.maven_tools(),
-                extra_args=settings.extra_args,
+                extra_args=settings.maven_args,
             )
         )
         if build.timed_out:

@@ -302,7 +302,7 @@ def _online_build(
                 timeout=timeout,
                 offline=False,
                 maven=settings.maven_tools(),
-                extra_args=settings.extra_args,
+                extra_args=settings.maven_args,
             )
         ),
         maven_repo=settings.maven_repo,
@@ -328,7 +328,7 @@ def _online_build(
                 includes=includes,
                 offline=False,
                 maven=settings.maven_tools(),
-                extra_args=settings.extra_args,
+                extra_args=settings.maven_args,
             )
         ),
         maven_repo=settings.maven_repo,
@@ -395,7 +395,7 @@ def _resolve_plan(
                 timeout=settings.warmup_timeout,
                 offline=False,
                 maven=tools,
-                extra_args=settings.extra_args,
+                extra_args=settings.maven_args,
             )
         ),
         maven_repo=settings.maven_repo,
@@ -514,7 +514,7 @@ def run_warmed(
         return WarmedRun(_failed_run(fetch), fetch)
     key = project_key(project, settings)
     build = buildplan.build_digest(
-        workspace, java=settings.java_version, maven=settings.maven_version, args=settings.extra_args
+        workspace, java=settings.java_version, maven=settings.maven_version, args=settings.maven_args
     )
     warm_list = chosen if warm_selection is None else warm_selection
 
@@ -569,7 +569,7 @@ def _complete_offline(executor: Executor, workspace: Path, settings: RunSettings
         java_version=settings.java_version,
         timeout=settings.compile_timeout,
         maven=settings.maven_tools(),
-        extra_args=settings.extra_args,
+        extra_args=settings.maven_args,
     )
     result = executor.run(workspace, step, maven_repo=settings.maven_repo)
     planned = read_plan(workspace) if result.ok else None
