@@ -4,6 +4,7 @@ run by bash), gold's files and pytest's ``src/`` kept, product files untouched."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_images
 from pytest_tebench.benchmarks.swebench import official_refusal
@@ -138,7 +140,7 @@ def test_the_official_shell_lines_leave_the_same_tree(predicted: tuple[Path, str
     twin = tmp_path / "twin"
     shutil.copytree(tree, twin, symlinks=True)
     instance = _instance(base)
-    chosen = set_aside.choose(set_aside.evaluation.changed_files(twin, base), instance)
+    chosen = set_aside.choose(evaluation.changed_files(twin, base), instance)
     lines = set_aside.shell_lines(base, chosen)
     assert lines == [
         f"git checkout {base} -- pkg/tests/__init__.py src/_pytest/python_api.py tests/data.txt "
@@ -192,3 +194,21 @@ def test_the_official_scripts_set_aside_after_the_apply_and_before_the_reset() -
         after = script[applied:]
         # each successful apply undoes the test-side changes, then installs
         assert after.index(lines[0]) < after.index(lines[1]) < after.index("exec /bin/bash")
+
+
+def test_a_prediction_that_creates_test_patch_s_new_file_no_longer_breaks_the_instance(
+    tmp_path: Path,
+) -> None:
+    base = _repository(tmp_path)
+    test_patch = (
+        "diff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/tests/test_new.py\n@@ -0,0 +1 @@\n+def test_new(): pass\n"
+    )
+    instance = dataclasses.replace(_instance(base), test_patch=test_patch)
+    (tmp_path / "tests/test_new.py").write_text("def test_new(): assert True\n")
+    # SWE-bench resets only the files test_patch modifies: an existing new file makes it fail
+    with pytest.raises(evaluation.TestPatchDoesNotApply):
+        evaluation.apply_test_patch(tmp_path, instance)
+    assert set_aside.set_aside(tmp_path, instance) == ["tests/test_new.py"]
+    assert evaluation.apply_test_patch(tmp_path, instance) == []
+    assert (tmp_path / "tests/test_new.py").read_text() == "def test_new(): pass\n"
