@@ -143,11 +143,11 @@ def test_the_official_shell_lines_leave_the_same_tree(predicted: tuple[Path, str
     chosen = set_aside.choose(evaluation.changed_files(twin, base), instance)
     lines = set_aside.shell_lines(base, chosen)
     assert lines == [
-        f"git checkout {base} -- pkg/tests/__init__.py src/_pytest/python_api.py tests/data.txt "
-        "tests/helpers.py",
         "rm -f -- tests/build/helper.py tests/helpers2.py tests/os.py tests/result.log "
         "tests/shadow/pkg/__init__.py",
         "rmdir -p --ignore-fail-on-non-empty -- tests tests/build tests/shadow/pkg",
+        f"git checkout {base} -- pkg/tests/__init__.py src/_pytest/python_api.py tests/data.txt "
+        "tests/helpers.py",
     ]
     subprocess.run(["bash", "-c", "\n".join(["set -u", *lines])], cwd=twin, check=True)
     set_aside.set_aside(tree, instance)
@@ -212,3 +212,21 @@ def test_a_prediction_that_creates_test_patch_s_new_file_no_longer_breaks_the_in
     assert set_aside.set_aside(tmp_path, instance) == ["tests/test_new.py"]
     assert evaluation.apply_test_patch(tmp_path, instance) == []
     assert (tmp_path / "tests/test_new.py").read_text() == "def test_new(): pass\n"
+
+
+def test_a_new_folder_where_a_file_of_base_commit_was_goes_first(tmp_path: Path) -> None:
+    trees = [tmp_path / "python", tmp_path / "shell"]
+    for tree in trees:
+        tree.mkdir()
+        base = _repository(tree)
+        (tree / "tests/helpers.py").unlink()
+        (tree / "tests/helpers.py").mkdir()
+        (tree / "tests/helpers.py/__init__.py").write_text("def helper():\n    return 2\n")
+    chosen = set_aside.choose(evaluation.changed_files(trees[1], base), _instance(base))
+    subprocess.run(["bash", "-c", "\n".join(set_aside.shell_lines(base, chosen))], cwd=trees[1], check=True)
+    assert set_aside.set_aside(trees[0], _instance(base)) == [
+        "tests/helpers.py",
+        "tests/helpers.py/__init__.py",
+    ]
+    for tree in trees:
+        assert _status(tree) == [] and (tree / "tests/helpers.py").read_text() == BASE["tests/helpers.py"]

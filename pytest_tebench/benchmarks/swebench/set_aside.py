@@ -57,12 +57,10 @@ def choose(changes: Iterable[paths.Change], instance: SwebenchInstance) -> list[
 
 
 def restore(tree: Path, base_commit: str, chosen: Iterable[SetAside]) -> None:
-    """Undo ``chosen`` in ``tree``: files of ``base_commit`` checked out again, new ones removed
-    (with the folders they leave empty: an empty ``tests/os/`` would still import as a package)."""
+    """Undo ``chosen`` in ``tree``: new files removed (with the folders they leave empty: an empty
+    ``tests/os/`` would still import as a package), then files of ``base_commit`` checked out again
+    (in this order: a new folder may stand where a file of ``base_commit`` was)."""
     chosen = list(chosen)
-    existed = [entry.path for entry in chosen if entry.existed]
-    if existed:
-        git(tree, "checkout", base_commit, "--", *existed)
     root = tree.resolve()
     for entry in chosen:
         if entry.existed:
@@ -73,6 +71,9 @@ def restore(tree: Path, base_commit: str, chosen: Iterable[SetAside]) -> None:
         while folder.resolve() != root and folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
             folder = folder.parent
+    existed = [entry.path for entry in chosen if entry.existed]
+    if existed:
+        git(tree, "checkout", base_commit, "--", *existed)
 
 
 def set_aside(tree: Path, instance: SwebenchInstance) -> list[str]:
@@ -89,12 +90,12 @@ def shell_lines(base_commit: str, chosen: Iterable[SetAside]) -> list[str]:
     existed = " ".join(shlex.quote(entry.path) for entry in chosen if entry.existed)
     new = " ".join(shlex.quote(entry.path) for entry in chosen if not entry.existed)
     lines: list[str] = []
-    if existed:
-        lines.append(f"git checkout {shlex.quote(base_commit)} -- {existed}")
     if new:
         # rmdir -p stops at the first folder that is not empty (or is the tree's own)
         lines.append(f"rm -f -- {new}")
         folders = sorted({str(Path(entry.path).parent) for entry in chosen if not entry.existed} - {"."})
         if folders:
             lines.append(f"rmdir -p --ignore-fail-on-non-empty -- {' '.join(map(shlex.quote, folders))}")
+    if existed:
+        lines.append(f"git checkout {shlex.quote(base_commit)} -- {existed}")
     return lines
