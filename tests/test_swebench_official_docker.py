@@ -170,6 +170,7 @@ def test_official_images_run_gold_a_wrong_fix_and_hostile_ones_and_a_missing_ima
                     ("wrong", two["patch"], two),
                     ("conftest", HOSTILE["conftest"][1], one),
                     ("gc-hook", HOSTILE["gc-hook"][1], one),
+                    ("shadow", HOSTILE["shadow"][1], one),
                     *((model, patch, one) for model, patch in INSTALL_HOSTILE.items()),
                     ("writes-environment", _WRITES_ENVIRONMENT, one),
                 ]
@@ -232,6 +233,11 @@ def test_official_images_run_gold_a_wrong_fix_and_hostile_ones_and_a_missing_ima
         assert hooked["swebench"]["resolution"] == "RESOLVED_FULL"
         assert {"hook", "unconfirmed"} <= {f["rule"] for f in hooked["guard"]["findings"]}
         assert hooked["guard"]["baseline"] == "gold run"
+        # the tests' own folder shadowing the package: set aside in the image too, so unresolved
+        shadow = records["shadow", one["instance_id"]]
+        assert shadow["set_aside_files"] == ["tests/pycalc/__init__.py", "tests/pycalc/numbers.py"]
+        assert (shadow["status"], shadow["swebench"]["resolution"]) == ("evaluated", "RESOLVED_NO")
+        assert shadow["guard"]["findings"] == [] and fixed["set_aside_files"] == []
         block = fixed["swebench"]
         assert (block["environment"], block["image"], block["resolved"]) == ("official", image, True)
         assert block["f2p_success"] == json.loads(one["FAIL_TO_PASS"]) and block["p2p_failure"] == []

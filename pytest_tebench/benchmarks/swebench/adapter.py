@@ -33,6 +33,7 @@ from pytest_tebench.benchmarks.swebench import network
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_images
 from pytest_tebench.benchmarks.swebench import official_refusal
+from pytest_tebench.benchmarks.swebench import set_aside
 from pytest_tebench.benchmarks.swebench import summary as figures
 from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_BUILDS
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
@@ -92,8 +93,8 @@ def _stderr(line: str) -> None:
 #: 3: the tree on sys.path under an editable finder; 4: exact pins, download manifests;
 #: 5: exact pins' dependencies at their own date, pre_install edits made again in the tree;
 #: 6: runner files refused, a clean environment and the guard: a hostile prediction stored as
-#: resolved before must not come back as a pass).
-EVALUATION_VERSION = 6
+#: resolved before must not come back as a pass; 7: the prediction's test-side changes set aside).
+EVALUATION_VERSION = 7
 #: Part of the key of items run in an official image only (built ones keep theirs): 2: runner
 #: files refused, a clean environment and the guard there too; 3: the install phase judged
 #: against gold's before the tests run.
@@ -112,7 +113,9 @@ class SwebenchAdapter:
         "resolved": "share of all the model's instances resolved (SWE-bench's figure)",
         "resolved_judged": "share of the model's judged instances resolved",
     }
-    record_fields: tuple[str, ...] = ("apply_method", "swebench", "refused_files", "guard", "timings")
+    record_fields: tuple[str, ...] = (
+        "apply_method", "swebench", "refused_files", "set_aside_files", "guard", "timings",
+    )  # fmt: skip
     #: Environments are images: the adapter runs them in its own Docker sandbox, never on the host.
     uses_executor = False
 
@@ -344,6 +347,7 @@ class SwebenchAdapter:
         record["apply_method"] = run.apply_method
         if run.refusals:
             return refused_record(record, run.refusals)
+        record["set_aside_files"] = run.set_aside
         block["test_command"] = run.test_command
         if run.result is not None and run.result.timed_out:
             record["status"] = "timeout"
@@ -419,8 +423,9 @@ class SwebenchAdapter:
         *,
         keep: bool = False,
     ) -> _PatchRun:
-        """Apply ``patch`` to a fresh clone, refuse runner files, apply test_patch and run the tests
-        under the guard (the model's prediction, or gold's for a baseline)."""
+        """Apply ``patch`` to a fresh clone, refuse runner files, set its test-side changes aside
+        (:mod:`.set_aside`), apply test_patch and run the tests under the guard (the model's
+        prediction, or gold's for a baseline)."""
         started = time.perf_counter()
         workspace = Workspace.create(prepared.source, payload.base_commit, "", parent=context.work_dir)
         run = _PatchRun()
@@ -433,6 +438,7 @@ class SwebenchAdapter:
             run.refusals = evaluation.refused_changes(workspace.path, payload, prepared.plan.test_cmd)
             if run.refusals:
                 return run
+            run.set_aside = set_aside.set_aside(workspace.path, payload)
             evaluation.apply_test_patch(workspace.path, payload)
             directives = official.test_directives(payload.repo, payload.test_patch)
             run.test_command = " ".join([prepared.plan.test_cmd, *directives])
@@ -536,6 +542,7 @@ class SwebenchAdapter:
         if run.refusals:
             record["apply_method"] = run.apply_method
             return refused_record(record, run.refusals)
+        record["set_aside_files"] = run.set_aside
         block["test_command"] = run.test_command
         result = run.result
         if result.timed_out:
@@ -584,10 +591,10 @@ class SwebenchAdapter:
         gold: bool = False,
     ) -> _PatchRun:
         """``patch`` through the official steps in the instance's image: runner files refused
-        first (read out of the image, nothing run: :mod:`.official_refusal`), then applied and
-        installed, what the install changed judged against gold's install (``gold``: this is
-        gold's, stored for the others), then tested under the guard where the image's environment
-        can load it."""
+        first (read out of the image, nothing run: :mod:`.official_refusal`), then applied, its
+        test-side changes set aside (:mod:`.set_aside`), installed, what the install changed judged
+        against gold's install (``gold``: this is gold's, stored for the others), then tested under
+        the guard where the image's environment can load it."""
         run = _PatchRun()
         started = time.perf_counter()
         executor = self.executor(context)
@@ -609,6 +616,8 @@ class SwebenchAdapter:
             run.apply_method = None if decision.method is None else commands[names.index(decision.method)]
             run.refusals = list(decision.refusals)
             return run
+        chosen = set_aside.choose(decision.changes, payload)
+        run.set_aside = [entry.path for entry in chosen]
         kind = evaluation.guard_kind(test_cmd)
         if kind:
             run.guard_reason = self._guard_probe(executor, prepared.image, context.work_dir, kind)
@@ -664,6 +673,7 @@ class SwebenchAdapter:
             guard=run.guarded,
             nonce=run.nonce,
             judge=judge,
+            set_aside=set_aside.shell_lines(payload.base_commit, chosen),
         )
         run.timings["tests"] = evaluation.timed(started)
         run.apply_method, run.apply_log, run.log, run.result = ran.method, ran.apply_log, ran.log, ran.result
@@ -738,6 +748,8 @@ class _PatchRun:
     apply_method: str | None = None
     apply_log: str = ""
     refusals: list[Any] = dataclasses.field(default_factory=list)
+    #: The prediction's test-side changes undone before the tests (:mod:`.set_aside`).
+    set_aside: list[str] = dataclasses.field(default_factory=list)
     test_command: str = ""
     guarded: bool = False
     nonce: str = ""

@@ -40,6 +40,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,10 +200,15 @@ def eval_script(instance: SwebenchInstance, *, guard: bool = False) -> str:
     return "\n".join([*lines[:at], *clean, *lines[at + 1 :]])
 
 
-def phase_scripts(instance: SwebenchInstance, *, guard: bool = False) -> tuple[str, str]:
+def phase_scripts(
+    instance: SwebenchInstance, *, guard: bool = False, set_aside: Sequence[str] = ()
+) -> tuple[str, str]:
     """:func:`eval_script` in two: the install phase (everything before the test files are reset:
     activation, the spec's eval commands, the re-install) and the test phase (the same script
-    without the install line). Between them the install's changes are judged from outside."""
+    without the install line). Between them the install's changes are judged from outside.
+
+    ``set_aside`` (:func:`.set_aside.shell_lines`) runs in the test phase right before the test files
+    are reset: what the install wrote to those files is undone too."""
     lines = eval_script(instance, guard=guard).split("\n")
     reset = f"git checkout {instance.base_commit}"
     at = next((i for i, line in enumerate(lines) if line.startswith(reset)), None)
@@ -211,7 +217,11 @@ def phase_scripts(instance: SwebenchInstance, *, guard: bool = False) -> tuple[s
             f"the official eval script of {instance.instance_id} does not reset the test files"
         )
     install = str((official.specs(instance.repo, instance.version) or {}).get("install") or "")
-    tests = [line for i, line in enumerate(lines) if not (i < at and install and line == install)]
+    tests: list[str] = []
+    for i, line in enumerate(lines):
+        if i < at and install and line == install:
+            continue
+        tests += [*set_aside, line] if i == at else [line]
     return "\n".join(lines[:at]) + "\n", "\n".join(tests)
 
 
@@ -247,8 +257,9 @@ def missing_reason(client: Any, image: str, *, pull_timeout: float = PULL_TIMEOU
     return f"the official image {image} is not here and cannot be pulled ({why.strip()[:300]})"
 
 
-def container_script(commands: tuple[str, ...]) -> str:
-    """The install phase: apply the patch as the official harness does, then run the eval script's
+def container_script(commands: tuple[str, ...], set_aside: Sequence[str] = ()) -> str:
+    """The install phase: apply the patch as the official harness does, set its test-side changes
+    aside (``set_aside``: nothing the install builds comes from them), then run the eval script's
     part before the tests (:func:`phase_scripts`); the outcome as files."""
     patch = f"{MOUNT}/patch.diff"
     lines = ["set -u", f"cd {TESTBED}"]
@@ -257,6 +268,7 @@ def container_script(commands: tuple[str, ...]) -> str:
             f"echo {shlex.quote('>>> ' + command)} >> {MOUNT}/{APPLY_LOG_NAME}",
             f"if {command} {patch} >> {MOUNT}/{APPLY_LOG_NAME} 2>&1; then",
             f"    printf %s {shlex.quote(command)} > {MOUNT}/{APPLIED_NAME}",
+            *(f"    {line} >> {MOUNT}/{APPLY_LOG_NAME} 2>&1" for line in set_aside),
             f"    exec /bin/bash {MOUNT}/{INSTALL_SCRIPT} > {MOUNT}/{INSTALL_LOG_NAME} 2>&1",
             "fi",
         ]
@@ -300,6 +312,7 @@ def run(
     nonce: str = "",
     judge: Judge | None = None,
     tests: bool = True,
+    set_aside: Sequence[str] = (),
 ) -> OfficialRun:
     """Apply ``patch`` and run the tests of ``instance`` in ``image``, in two containers.
 
@@ -309,10 +322,12 @@ def run(
     **test phase** runs the rest of the script in a container made from the install phase's
     result (a commit, removed afterwards), with ``guard`` under the guard plugin (``nonce`` tags
     its record: only the test phase has it). ``tests`` False stops after the install phase (gold's
-    list of changes, for the comparison). Each phase has ``timeout``."""
+    list of changes, for the comparison). ``set_aside`` (:func:`.set_aside.shell_lines`) undoes the
+    prediction's test-side changes after the patch is applied and again before the test files are
+    reset. Each phase has ``timeout``."""
     if not hasattr(executor, "container_spec"):
         raise HarnessError("official SWE-bench images need the Docker executor")
-    install_script, eval_sh = phase_scripts(instance, guard=guard)
+    install_script, eval_sh = phase_scripts(instance, guard=guard, set_aside=set_aside)
     scratch_parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="swebench-official-", dir=scratch_parent) as name:
         scratch = Path(name)
@@ -341,7 +356,7 @@ def run(
 
         step = BuildStep(
             name="swebench-official-install",
-            argv=("/bin/bash", "-c", container_script(apply_commands())),
+            argv=("/bin/bash", "-c", container_script(apply_commands(), set_aside)),
             timeout=timeout,
             image=image,
             network=network,

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ class Decision:
     #: The apply method that worked on the scratch copy (``evaluation.APPLY_METHODS`` name), or None.
     method: str | None
     refusals: list[paths.Refusal]
+    #: The patch's changes to the touched files (as judged), for :func:`.set_aside.choose`.
+    changes: tuple[paths.Change, ...] = field(default=(), compare=False)
 
 
 def touched_paths(patch: str) -> list[str]:
@@ -86,7 +89,7 @@ def decide(patch: str, reader: Reader, policy: paths.RunnerPolicy, scratch_paren
             # it does not apply to the very files the image holds, so it will not apply there either;
             # should it all the same, the paths alone still decide (no content is assumed)
             changes = [paths.Change(path, _text(base.get(path)), None) for path in touched]
-        return Decision(applied.method, paths.refusals(changes, policy))
+        return Decision(applied.method, paths.refusals(changes, policy), tuple(changes))
 
 
 def _text(content: bytes | None) -> str | None:

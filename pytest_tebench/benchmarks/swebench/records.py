@@ -74,11 +74,15 @@ def guarded_record(record: dict[str, Any], block: dict[str, Any], guard: dict[st
 
 
 def guard_properties(record: Mapping[str, Any]) -> list[Property]:
-    """JUnit properties of the record's refused files and ``guard`` block (SWE-bench, SWT-bench)."""
+    """JUnit properties of the record's refused and set-aside files and ``guard`` block (SWE-bench,
+    SWT-bench)."""
     properties: list[Property] = []
     refused = [f"{r.get('path')} ({r.get('rule')})" for r in record.get("refused_files") or ()]
     if refused:
         properties.append((f"{PREFIX}refused_files", scalar(refused)))
+    set_aside = record.get("set_aside_files") or []
+    if set_aside:
+        properties.append((f"{PREFIX}set_aside_files", scalar(list(set_aside))))
     guard = record.get("guard")
     if isinstance(guard, Mapping):
         properties += block_properties("guard", guard, ("active", "records", "baseline"))

@@ -213,6 +213,7 @@ function select(index) {
       ["executor", update ? [update.executor, update.java_version && `JDK ${update.java_version}`].filter(Boolean).join(", ") : null],
       ["files outside the test tree", (r.touched_non_test_files || []).join(", ")],
       ["runner files refused", (r.refused_files || []).filter((f) => f.kind === "runner").map((f) => `${f.path} (${f.rule})`).join(", ")],
+      ["test content set aside", (r.set_aside_files || []).join(", ")],
       ["workspace", r.workspace],
     ]),
   ];
