@@ -185,7 +185,7 @@ def test_official_images_run_gold_a_wrong_fix_and_hostile_ones_and_a_missing_ima
         # gold resolves in the official image, the wrong fix does not; pycalc-2 has no image anywhere
         # the hostile models have no prediction for pycalc-2: missing, unresolved without a run
         # (each hostile model also misses pycalc-2)
-        result.assert_outcomes(passed=1, failed=7 + 2 * len(INSTALL_HOSTILE), skipped=2)
+        result.assert_outcomes(passed=1, failed=9 + 2 * len(INSTALL_HOSTILE), skipped=2)
         result.stdout.fnmatch_lines([f"*{missing} is not here and cannot be pulled*"])
         records = {
             (r["model_name_or_path"], r["instance_id"]): r for r in json.loads(report.read_text())["results"]
