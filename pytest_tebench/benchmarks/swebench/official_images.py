@@ -41,10 +41,10 @@ from typing import Any
 
 import docker.errors
 
-from pytest_tebench.benchmarks.swebench import environment
 from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_install
+from pytest_tebench.benchmarks.swebench import suites
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
@@ -116,7 +116,7 @@ class Decision:
 
 def decide(repo: str, version: str, spec: dict[str, Any] | None, mode: str) -> Decision:
     """The choice for ``(repo, version)`` under ``mode``, from the specification alone."""
-    reason = environment.unsupported_reason(repo, version, spec)
+    reason = suites.unsupported_reason(repo, version, spec)
     if mode == "build" or (mode == "auto" and reason is None):
         return Decision("build" if reason is None else "unsupported", reason)
     if spec is None:
