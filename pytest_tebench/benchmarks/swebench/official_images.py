@@ -51,6 +51,7 @@ from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.integrity import evidence
 from pytest_tebench.integrity import installed
 from pytest_tebench.run import docker_image
+from pytest_tebench.run import leftovers
 from pytest_tebench.run.docker import CONTAINER_MAVEN_REPO
 from pytest_tebench.run.docker import CONTAINER_TOOLS
 from pytest_tebench.run.executor import BuildStep
@@ -70,7 +71,8 @@ MOUNT = docker_image.CONTAINER_WORKSPACE
 LOG_NAME = "test_output.txt"
 INSTALL_SCRIPT = "install.sh"
 INSTALL_LOG_NAME = "install.txt"
-#: Committed install phases, removed once their test phase is over.
+#: Committed install phases, removed once their test phase is over (or, labelled transient, by the
+#: next run when this one died first).
 PHASE_REPOSITORY = "pytest-tebench/swebench-installed"
 APPLIED_NAME = "applied"
 APPLY_LOG_NAME = "apply.txt"
@@ -325,9 +327,11 @@ def run(
             findings.extend(judge(changes) if judge is not None else ())
             if tests and not findings:
                 try:
-                    committed.append(
-                        str(container.commit(repository=PHASE_REPOSITORY, tag=uuid.uuid4().hex).id)
-                    )
+                    # labelled as its container and transient: if this process dies before the
+                    # finally below, the next run removes it (run/leftovers.py)
+                    labels = {"Labels": leftovers.transient_labels(container)}
+                    image = container.commit(repository=PHASE_REPOSITORY, tag=uuid.uuid4().hex, conf=labels)
+                    committed.append(str(image.id))
                 except docker.errors.DockerException as exc:
                     raise HarnessError(
                         f"cannot keep the install phase of {instance.instance_id}: {exc}"
@@ -365,7 +369,7 @@ def run(
                 scratch, step, maven_repo=scratch / ".unused", overrides=sandbox_overrides(nonce)
             )
         finally:
-            _remove_image(executor.client, committed[0])
+            leftovers.remove_image(executor.client, committed[0], f"the install phase's image {committed[0]}")
         return OfficialRun(
             method, apply_log, _read(scratch / LOG_NAME), result, tuple(changes), (), install_log
         )
@@ -433,12 +437,3 @@ def _empty(folder: Path) -> None:
             shutil.rmtree(entry)
         else:
             entry.unlink()
-
-
-def _remove_image(client: Any, image: str) -> None:
-    try:
-        client.images.remove(image, force=True)
-    except docker.errors.NotFound:
-        pass
-    except docker.errors.DockerException as exc:
-        raise HarnessError(f"cannot remove the install phase's image {image}: {exc}") from exc
