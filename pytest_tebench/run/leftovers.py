@@ -90,7 +90,8 @@ def cleanup_stale(client: Any) -> list[str]:
     images; return the containers' names and the images' tags (their ids when untagged)."""
     host = socket.gethostname()
     try:
-        containers = client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
+        # another process (a worker's own sweep, a run's close) may remove one while it is listed
+        containers = client.containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True)
     except docker.errors.DockerException as exc:
         raise HarnessError(f"cannot list containers: {exc}") from exc
     removed: list[str] = []
@@ -101,14 +102,16 @@ def cleanup_stale(client: Any) -> list[str]:
         removed.append(str(container.name))
     # after the containers: a dead run's test phase may still stand on its install phase's image
     try:
-        images = client.images.list(filters={"label": f"{LABEL_TRANSIENT}=1"})
+        # the engine's list as it is (images.list inspects each one, and fails on one gone since)
+        images = client.api.images(filters={"label": f"{LABEL_TRANSIENT}=1"})
     except docker.errors.DockerException as exc:
         raise HarnessError(f"cannot list images: {exc}") from exc
     for image in images:
-        if not _owner_gone(image.labels or {}, host):
+        if not _owner_gone(image.get("Labels") or {}, host):
             continue
-        name = ", ".join(image.tags) or str(image.id)
-        remove_image(client, str(image.id), f"stale image {name}")
+        tags = [tag for tag in image.get("RepoTags") or () if tag != "<none>:<none>"]
+        name = ", ".join(tags) or str(image["Id"])
+        remove_image(client, str(image["Id"]), f"stale image {name}")
         removed.append(name)
     return removed
 
