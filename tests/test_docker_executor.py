@@ -437,7 +437,7 @@ def test_cleanup_stale_removes_transient_images_of_a_killed_process_only(
         labels = {"Labels": transient_labels(container)}
         made.append(container.commit(repository=repository, tag=f"{tag}-alive", conf=labels).id)
         removed = cleanup_stale(docker_client)
-        assert f"{repository}:{tag}-dead" in removed
+        # the engine's state, not the list: a concurrent sweep (another xdist worker's) may take it
         assert not _image_exists(docker_client, dead)
         assert _image_exists(docker_client, kept) and _image_exists(docker_client, made[2])
         # the dead child's container went in the same sweep, this process's stays

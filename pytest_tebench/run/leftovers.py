@@ -122,6 +122,10 @@ def remove_container(container: Any, what: str = "container") -> None:
         container.remove(force=True)
     except docker.errors.NotFound:
         pass
+    except docker.errors.APIError as exc:
+        # another process's sweep is removing it (workers of one run each sweep at start)
+        if not (exc.status_code == 409 and "already in progress" in str(exc)):
+            raise HarnessError(f"cannot remove {what} {container.name}: {exc}") from exc
     except docker.errors.DockerException as exc:
         raise HarnessError(f"cannot remove {what} {container.name}: {exc}") from exc
 
