@@ -117,9 +117,9 @@ def cleanup_stale(client: Any) -> list[str]:
 
 
 def remove_container(container: Any, what: str = "container") -> None:
-    """Remove ``container`` and its volumes, running or not (already gone is fine)."""
+    """Remove ``container`` and its anonymous volumes, running or not (already gone is fine)."""
     try:
-        container.remove(force=True)
+        container.remove(force=True, v=True)
     except docker.errors.NotFound:
         pass
     except docker.errors.APIError as exc:

@@ -369,7 +369,7 @@ def run(
                 scratch, step, maven_repo=scratch / ".unused", overrides=sandbox_overrides(nonce)
             )
         finally:
-            leftovers.remove_image(executor.client, committed[0], f"the install phase's image {committed[0]}")
+            _remove_image(executor.client, committed[0])
         return OfficialRun(
             method, apply_log, _read(scratch / LOG_NAME), result, tuple(changes), (), install_log
         )
@@ -437,3 +437,7 @@ def _empty(folder: Path) -> None:
             shutil.rmtree(entry)
         else:
             entry.unlink()
+
+
+def _remove_image(client: Any, image: str) -> None:
+    leftovers.remove_image(client, image, f"the install phase's image {image}")
