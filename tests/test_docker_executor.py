@@ -8,6 +8,7 @@ about two minutes); otherwise the tests skip and say how to build it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -24,14 +25,17 @@ import docker.errors
 import docker.models.containers
 import pytest
 
+from pytest_tebench.benchmarks.swebench.official_images import PHASE_REPOSITORY
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run import docker_image
-from pytest_tebench.run.docker import LABEL_RUN
 from pytest_tebench.run.docker import DockerExecutor
-from pytest_tebench.run.docker import cleanup_stale
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.leftovers import LABEL_RUN
+from pytest_tebench.run.leftovers import LABEL_TRANSIENT
+from pytest_tebench.run.leftovers import cleanup_stale
+from pytest_tebench.run.leftovers import transient_labels
 from pytest_tebench.run.maven.dist import maven_tools
 from pytest_tebench.run.maven.steps import mvn_program
 
@@ -379,6 +383,74 @@ def test_cleanup_stale_removes_containers_of_a_killed_process(
         assert alive.name in _leftovers(docker_client, executor.run_id)
     finally:
         alive.remove(force=True)
+
+
+def _image_exists(client: Any, image_id: str) -> bool:
+    try:
+        client.images.get(image_id)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
+
+
+def test_cleanup_stale_removes_transient_images_of_a_killed_process_only(
+    image: str, docker_client: Any, workspace: Path, maven_repo: Path, executor: DockerExecutor
+) -> None:
+    """An install phase committed as official mode commits it (transient), by a process killed
+    before its ``finally``, goes with the next sweep; the same commit of a live process stays, and
+    so does a commit of the dead process's container not marked transient (a cache's case)."""
+    repository = PHASE_REPOSITORY
+    tag = f"reaper-{os.getpid()}-{time.monotonic_ns()}"
+    code = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        import docker
+        from pytest_tebench.run import leftovers
+        from pytest_tebench.run.docker import DockerExecutor
+        from pytest_tebench.run.executor import BuildStep
+        executor = DockerExecutor({image!r}, run_id={tag!r})
+        step = BuildStep("install", ("true",), timeout=60)
+        spec = executor.container_spec(Path({str(workspace)!r}), step, Path({str(maven_repo)!r}))
+        container = docker.from_env().containers.create(**spec)
+        labels = {{"Labels": leftovers.transient_labels(container)}}
+        transient = container.commit(repository={repository!r}, tag={tag + "-dead"!r}, conf=labels)
+        kept = container.commit(repository={repository!r}, tag={tag + "-kept"!r})
+        print(transient.id, kept.id, flush=True)
+        time.sleep(300)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    made: list[str] = []
+    try:
+        assert child.stdout is not None
+        made += child.stdout.readline().split()
+        assert len(made) == 2, "the child did not commit its container"
+        child.kill()  # SIGKILL: no finally in the child
+        child.wait()
+        dead, kept = made
+        assert docker_client.images.get(dead).labels[LABEL_TRANSIENT] == "1"
+        assert LABEL_TRANSIENT not in docker_client.images.get(kept).labels
+
+        spec = executor.container_spec(workspace, BuildStep("alive", ("true",), timeout=60), maven_repo)
+        container = docker_client.containers.create(**spec)
+        labels = {"Labels": transient_labels(container)}
+        made.append(container.commit(repository=repository, tag=f"{tag}-alive", conf=labels).id)
+        removed = cleanup_stale(docker_client)
+        # the engine's state, not the list: a concurrent sweep (another xdist worker's) may take it
+        assert not _image_exists(docker_client, dead)
+        assert _image_exists(docker_client, kept) and _image_exists(docker_client, made[2])
+        # the dead child's container went in the same sweep, this process's stays
+        assert _leftovers(docker_client, tag) == [] and container.name not in removed
+        container.remove(force=True)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()  # type: ignore[union-attr]
+        for image_id in made:
+            with contextlib.suppress(docker.errors.ImageNotFound):
+                docker_client.images.remove(image_id, force=True)
 
 
 def test_close_removes_what_is_left(

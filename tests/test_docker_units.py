@@ -15,11 +15,8 @@ from pytest_tebench.run import docker_image
 from pytest_tebench.run.docker import CONTAINER_MAVEN_HEAD
 from pytest_tebench.run.docker import CONTAINER_MAVEN_REPO
 from pytest_tebench.run.docker import CONTAINER_WORKSPACE
-from pytest_tebench.run.docker import LABEL_PID
 from pytest_tebench.run.docker import DockerExecutor
 from pytest_tebench.run.docker import PathMap
-from pytest_tebench.run.docker import _pid_alive
-from pytest_tebench.run.docker import _process_start
 from pytest_tebench.run.docker import image_jdk
 from pytest_tebench.run.docker import is_maven
 from pytest_tebench.run.docker import path_maps
@@ -29,6 +26,9 @@ from pytest_tebench.run.docker import with_local_repo
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import WORKSPACE_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.leftovers import LABEL_PID
+from pytest_tebench.run.leftovers import _pid_alive
+from pytest_tebench.run.leftovers import _process_start
 
 MAPS = (PathMap("/root/.m2/repository", "/maven-repo"), PathMap("/work/ws", "/workspace"))
 

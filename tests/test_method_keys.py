@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tebench.benchmarks.tebench.identification import test_changes as changes_of
-from pytest_tebench.benchmarks.tebench.update import method_sets
+from pytest_tebench.benchmarks.tebench.update_methods import method_sets
 from pytest_tebench.demo import HISTORY_DIR
 from pytest_tebench.demo import build_demo_mirror
 from pytest_tebench.metrics.scores import set_scores

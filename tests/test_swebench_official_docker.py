@@ -1,7 +1,8 @@
 """``--tebench-swebench-images=official`` for real: an image in the official layout, gold and a
 wrong fix through the official eval script, two hostile predictions (a root ``conftest.py``
-refused before anything runs, an in-package hook registration the guard finds: tampered), and an
-instance whose image is missing.
+refused before anything runs, an in-package hook registration the guard finds: tampered), an
+instance whose image is missing, and a run killed during its test phase (the next run removes the
+install phase's commit it left).
 
 No registry is reachable from CI, so the image is made here in SWE-bench's layout and tagged with
 the name the official one would have: the repository at ``/testbed`` (a git clone at the
@@ -14,7 +15,13 @@ demo environment's venv (the pycalc demo's, built as the demo test builds it).
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_swebench_demo_docker import HOSTILE
@@ -27,8 +34,14 @@ from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 from pytest_tebench.demo import swebench as demo
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.run import docker_image
+from pytest_tebench.run.executors import ExecutorOptions
+from pytest_tebench.run.executors import create_executor
+from pytest_tebench.run.leftovers import LABEL_PID
+from pytest_tebench.run.leftovers import LABEL_TRANSIENT
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.repos import RepositoryStore
+
+from conftest import write_jsonl
 
 pytest.importorskip("swebench")
 pytestmark = pytest.mark.docker
@@ -247,6 +260,47 @@ def test_official_images_run_gold_a_wrong_fix_and_hostile_ones_and_a_missing_ima
         for model in ("fixer", "wrong"):
             skipped = records[model, two["instance_id"]]
             assert skipped["status"] == "unsupported_environment" and missing in skipped["error"]
+        _interrupted_run_leaves_nothing(tmp_path, one, client)
     finally:
         client.images.remove(image, force=True)
         client.close()
+
+
+def _interrupted_run_leaves_nothing(tmp_path: Path, row: dict[str, str], client: Any) -> None:
+    """A run killed while its test phase runs (on the commit of its install phase) leaves that
+    image behind; the next run's executor removes it (gold's install is cached by the run before)."""
+    folder = tmp_path / "interrupted"
+    folder.mkdir()
+    dataset = write_jsonl(folder / "row.jsonl", [row])
+    sleepy = _append_to_init("import time\n\ntime.sleep(600)\n")  # the tests import pycalc
+    predictions = write_jsonl(
+        folder / "sleep.jsonl",
+        [{"instance_id": row["instance_id"], "model_name_or_path": "sleep", "model_patch": sleepy}],
+    )
+    args = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--tebench-benchmark=swebench",
+        f"--tebench-dataset={dataset}", f"--tebench-predictions={predictions}",
+        f"--tebench-cache-dir={tmp_path / 'cache'}", "--tebench-swebench-images=official",
+    ]  # fmt: skip
+    run = subprocess.Popen(
+        args, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    mine = f"{LABEL_PID}={run.pid}"
+
+    def committed() -> list[dict[str, Any]]:
+        return list(client.api.images(name=official_images.PHASE_REPOSITORY, filters={"label": mine}))
+
+    try:
+        deadline = time.monotonic() + 600
+        while not committed():
+            assert run.poll() is None, "the run ended before its test phase started"
+            assert time.monotonic() < deadline, "no install phase was committed"
+            time.sleep(1)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)  # no finally in the run: the install phase's image stays
+        run.wait()
+    [left] = committed()
+    assert left["Labels"][LABEL_TRANSIENT] == "1"
+    create_executor(ExecutorOptions(name="docker")).close()
+    assert committed() == []
+    assert client.containers.list(all=True, filters={"label": mine}) == []

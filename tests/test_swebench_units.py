@@ -14,6 +14,7 @@ from pytest_tebench.benchmarks.swebench import environment
 from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import pytest_ids
+from pytest_tebench.benchmarks.swebench import suites
 from pytest_tebench.benchmarks.swebench import summary
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 from pytest_tebench.errors import UnsupportedEnvironment
@@ -315,7 +316,7 @@ def test_unsupported_environments_are_skipped_and_listed_never_scored(
 def test_the_python_base_images_reuse_the_java_image_machinery() -> None:
     from pytest_tebench.run import docker_image
 
-    recipe = environment.base_recipe("bookworm")
+    recipe = suites.base_recipe("bookworm")
     assert docker_image.image_tag(recipe).startswith("pytest-tebench/python-bookworm:")
     script = docker_image.setup_script(recipe)
     assert "python3-venv" in script and "openjdk" not in script and "maven" not in script
@@ -628,15 +629,15 @@ def test_coverage_with_the_repositories_reads_the_tests_as_an_offline_run(tmp_pa
 def test_pythons_no_debian_suite_has_come_from_ubuntu_with_its_pinned_archive_keys() -> None:
     from pytest_tebench.run import docker_image
 
-    bionic = environment.base_recipe(environment.SUITE_FOR_PYTHON["3.6"])
+    bionic = suites.base_recipe(suites.SUITE_FOR_PYTHON["3.6"])
     assert (bionic.suite, bionic.mirror) == ("bionic", "http://archive.ubuntu.com/ubuntu")
     assert "F6ECB3762474EDA9D21B7022871920D1991BC93C" in bionic.keyring_fingerprints
     assert docker_image.image_tag(bionic).startswith("pytest-tebench/python-bionic:")
-    assert [environment.SUITE_FOR_PYTHON[v] for v in ("3.8", "3.10")] == ["focal", "jammy"]
+    assert [suites.SUITE_FOR_PYTHON[v] for v in ("3.8", "3.10")] == ["focal", "jammy"]
     # Debian's recipes carry no keyring: their tags (and cached images) stay what they were
-    assert environment.base_recipe("bullseye").keyring_deb == ""
+    assert suites.base_recipe("bullseye").keyring_deb == ""
     assert (
-        docker_image.image_tag(environment.base_recipe("bullseye"))
+        docker_image.image_tag(suites.base_recipe("bullseye"))
         == "pytest-tebench/python-bullseye:4b54b20c9574"
     )
 

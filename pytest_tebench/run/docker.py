@@ -22,7 +22,7 @@ and a step's tools (the Maven distribution the build layer resolved,
 the very same Maven.
 
 Every container carries labels naming its run, host and owning process, so
-:func:`cleanup_stale` can remove what a killed harness left behind.
+:func:`~pytest_tebench.run.leftovers.cleanup_stale` can remove what a killed harness left behind.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
 import threading
 import time
 import uuid
@@ -53,6 +52,10 @@ from pytest_tebench.run.executor import LineSplitter
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
+from pytest_tebench.run.leftovers import LABEL_RUN
+from pytest_tebench.run.leftovers import cleanup_stale
+from pytest_tebench.run.leftovers import owner_labels
+from pytest_tebench.run.leftovers import remove_container
 from pytest_tebench.run.local import DEFAULT_TAIL_LINES
 
 #: Mount points inside the container.
@@ -62,13 +65,6 @@ CONTAINER_MAVEN_REPO = "/maven-repo"
 CONTAINER_MAVEN_HEAD = "/tmp/maven-repo"
 #: Where a step's tools (``BuildStep.tools``: a Maven distribution) are mounted, read-only.
 CONTAINER_TOOLS = "/opt/tools"
-
-LABEL = "pytest-tebench"
-LABEL_RUN = "pytest-tebench.run"
-LABEL_PID = "pytest-tebench.pid"
-LABEL_PID_START = "pytest-tebench.pid-start"
-LABEL_HOST = "pytest-tebench.host"
-LABEL_STEP = "pytest-tebench.step"
 
 #: Environment keys a step may not set: the executor owns the JDK choice and the search path
 #: (a host PATH means nothing inside the image).
@@ -203,58 +199,6 @@ def _chown_tree(root: Path, uid: int, gid: int) -> None:
             fix(os.path.join(directory, name))
 
 
-def _process_start(pid: int) -> str:
-    """The start time of ``pid`` in clock ticks since boot, or "" when unknown (tells reused pids apart)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    # The command name (field 2) may contain spaces and parentheses; fields after it are plain.
-    return stat.rsplit(")", 1)[-1].split()[19]
-
-
-def _pid_alive(pid: int, start: str) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return not start or _process_start(pid) in ("", start)
-
-
-def cleanup_stale(client: Any) -> list[str]:
-    """Remove labelled containers whose owning process on this host is gone; return their names.
-
-    Call at session start: a harness that was SIGKILLed (or lost its terminal) never ran its
-    ``finally``. Containers created from another host (a shared engine) are left alone.
-    """
-    removed: list[str] = []
-    host = socket.gethostname()
-    try:
-        containers = client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
-    except docker.errors.DockerException as exc:
-        raise HarnessError(f"cannot list containers: {exc}") from exc
-    for container in containers:
-        labels = container.labels or {}
-        if labels.get(LABEL_HOST) != host:
-            continue
-        try:
-            pid = int(labels.get(LABEL_PID, ""))
-        except ValueError:
-            pid = 0
-        if pid > 0 and _pid_alive(pid, labels.get(LABEL_PID_START, "")):
-            continue
-        try:
-            container.remove(force=True, v=True)
-        except docker.errors.NotFound:
-            pass
-        except docker.errors.DockerException as exc:
-            raise HarnessError(f"cannot remove stale container {container.name}: {exc}") from exc
-        removed.append(str(container.name))
-    return removed
-
-
 def _follow(container: Any, clock: PhaseClock) -> None:
     """Feed the container's output to the clock until the container is gone (own thread)."""
     with contextlib.suppress(Exception):  # the stream simply ends when the container is removed
@@ -307,7 +251,6 @@ class DockerExecutor:
         self._build_missing = build_missing
         self._progress = progress
         self._live: dict[str, Any] = {}
-        self._host = socket.gethostname()
 
     @property
     def client(self) -> Any:
@@ -333,17 +276,6 @@ class DockerExecutor:
         if os.geteuid() == 0:
             return self._recipe.uid, self._recipe.uid
         return os.geteuid(), os.getegid()
-
-    def _labels(self, step: BuildStep) -> dict[str, str]:
-        pid = os.getpid()  # now, not at construction: the executor may have crossed a fork
-        return {
-            LABEL: "1",
-            LABEL_RUN: self.run_id,
-            LABEL_PID: str(pid),
-            LABEL_PID_START: _process_start(pid),
-            LABEL_HOST: self._host,
-            LABEL_STEP: step.name,
-        }
 
     @staticmethod
     def _tool_mounts(step: BuildStep) -> tuple[dict[str, str], list[Any]]:
@@ -422,7 +354,7 @@ class DockerExecutor:
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
             "init": True,
-            "labels": self._labels(step),
+            "labels": owner_labels(self.run_id, step.name),
             # Bounded on the engine's disk too: only the tail of the output is reported anyway.
             "log_config": docker.types.LogConfig(
                 type="json-file", config={"max-size": "16m", "max-file": "1"}
@@ -559,12 +491,7 @@ class DockerExecutor:
 
     def _remove(self, container: Any) -> None:
         try:
-            # v: with its anonymous volumes (official images' test phase)
-            container.remove(force=True, v=True)
-        except docker.errors.NotFound:
-            pass
-        except docker.errors.DockerException as exc:
-            raise HarnessError(f"cannot remove container {container.name}: {exc}") from exc
+            remove_container(container)
         finally:
             self._live.pop(container.id, None)
 
@@ -575,8 +502,9 @@ class DockerExecutor:
         """Feature versions of the JDKs in the image."""
         return tuple(self._recipe.jdks)
 
-    def remove_stale_containers(self) -> list[str]:
-        """Remove containers left by dead harness processes on this host (see :func:`cleanup_stale`)."""
+    def remove_stale(self) -> list[str]:
+        """Remove containers and transient images left by dead harness processes on this host
+        (:func:`~pytest_tebench.run.leftovers.cleanup_stale`)."""
         return cleanup_stale(self._client)
 
     def close(self) -> None:

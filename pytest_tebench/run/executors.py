@@ -93,7 +93,7 @@ def resolve_name(name: str) -> str:
 
 
 def create_executor(options: ExecutorOptions, progress: Callable[[str], None] | None = None) -> Executor:
-    """Build the executor; for Docker, also clean containers left by crashed earlier runs."""
+    """Build the executor; for Docker, also clean containers and images left by crashed earlier runs."""
     name = resolve_name(options.name)
     if name == "local":
         from pytest_tebench.run.local import LocalExecutor
@@ -110,7 +110,7 @@ def create_executor(options: ExecutorOptions, progress: Callable[[str], None] | 
         build_missing=options.image is None,
         progress=progress,
     )
-    executor.remove_stale_containers()
+    executor.remove_stale()
     return executor
 
 

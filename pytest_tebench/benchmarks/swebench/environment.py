@@ -1,18 +1,18 @@
-"""Docker environments for SWE-bench instances, built from Debian packages and PyPI only.
+"""Docker environments for SWE-bench instances, built from Debian packages and PyPI only: the plan
+read from SWE-bench's specification, and the images built from it.
 
-Two layers, both cached by the hash of their recipe:
+Three layers, each cached by the hash of its recipe:
 
-* a **suite base** per Debian suite (``pytest-tebench/python-<suite>:<hash>``): debootstrap, the
-  suite's own ``python3`` (bullseye 3.9, bookworm 3.11, trixie 3.13), ``python3-venv``, a C
-  toolchain for sdists, git; made by :mod:`pytest_tebench.run.docker_image`, like the Java image;
+* a **suite base** per Debian or Ubuntu suite, whose ``python3`` is the specification's Python
+  (:mod:`.suites`);
 * an **environment** per (repo, version, specification) (``pytest-tebench/swebench-env:<hash>``),
   ``docker build`` ``FROM`` the suite base: a venv at ``/opt/venv`` with SWE-bench's packages,
   requirement files (read from the local mirror at ``environment_setup_commit``, never from the
-  network) and pip pins installed from PyPI, then the spec's install command run once in
-  ``/workspace`` on the source at ``environment_setup_commit``. Editable installs therefore point
-  at ``/workspace``, where each evaluation later mounts the instance's own tree; the files the
-  install generated there (egg-info, version files) are kept in ``/opt/swebench/generated.tar``
-  and unpacked into every evaluated tree;
+  network) and pip pins installed from PyPI (:mod:`.pip_setup`), then the spec's install command
+  run once in ``/workspace`` on the source at ``environment_setup_commit``. Editable installs
+  therefore point at ``/workspace``, where each evaluation later mounts the instance's own tree;
+  the files the install generated there (egg-info, version files) are kept in
+  ``/opt/swebench/generated.tar`` and unpacked into every evaluated tree;
 * an **instance layer** (``pytest-tebench/swebench-inst:<hash>``) ``FROM`` the environment, only
   for an instance whose install-deciding files (``setup.py``, ``setup.cfg``, ``pyproject.toml``,
   ``requirements*.txt``) differ from those at ``environment_setup_commit``: the install command
@@ -20,18 +20,13 @@ Two layers, both cached by the hash of their recipe:
   (pytest 4.6 added ``importlib-metadata`` after its environment commit). Instances whose files are
   the same share the environment; instances whose files are equal share one layer.
 
-SWE-bench itself makes its environments with conda, which can provide any Python; Debian provides
-one per suite. A specification whose Python no suite ships, a conda ``environment.yml``, or a
-``pre_install`` that downloads from outside PyPI and Debian, is ``unsupported_environment``:
-decided from the specification alone, before anything runs, and never counted as a model's
-failure. A ``pre_install``'s system lines (``apt-get install`` of Debian packages, ``locale-gen``,
-writes under ``/etc``) run as root at the environment's build, from the suite's own mirror; its
-other lines (``sed`` on the source tree) run before each install.
+What no suite can give is ``unsupported_environment`` (:func:`.suites.unsupported_reason`), decided
+from the specification alone, before anything runs. A ``pre_install``'s system lines run as root
+at the environment's build; its other lines (``sed`` on the source tree) run before each install.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import json
@@ -47,9 +42,16 @@ from typing import Any
 
 import docker.errors
 
-from pytest_tebench.benchmarks.swebench import conda_env
+from pytest_tebench.benchmarks.swebench import pip_setup
 from pytest_tebench.benchmarks.swebench import pypi_dates
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
+from pytest_tebench.benchmarks.swebench.pip_setup import PYPI_DATES_SCRIPT
+from pytest_tebench.benchmarks.swebench.pip_setup import PYPI_DATES_SOURCE
+from pytest_tebench.benchmarks.swebench.pip_setup import date_rule_lines
+from pytest_tebench.benchmarks.swebench.suites import SUITE_FOR_PYTHON
+from pytest_tebench.benchmarks.swebench.suites import base_recipe
+from pytest_tebench.benchmarks.swebench.suites import is_system_line
+from pytest_tebench.benchmarks.swebench.suites import unsupported_reason
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.locking import file_lock
@@ -63,120 +65,14 @@ ENV_RECIPE_VERSION = 1
 ENV_REPOSITORY = "pytest-tebench/swebench-env"
 VENV = "/opt/venv"
 GENERATED_TAR = "/opt/swebench/generated.tar"
-#: The suite whose ``python3`` is each Python: Debian's, and Ubuntu's for versions no Debian suite
-#: the mirror still serves has (Ubuntu 18.04 bionic 3.6, 20.04 focal 3.8, 22.04 jammy 3.10).
-SUITE_FOR_PYTHON = {
-    "3.6": "bionic",
-    "3.8": "focal",
-    "3.9": "bullseye",
-    "3.10": "jammy",
-    "3.11": "bookworm",
-    "3.13": "trixie",
-}
-UBUNTU_SUITES = frozenset({"bionic", "focal", "jammy"})
-PYPI_INDEX = "https://pypi.org/simple"
-UBUNTU_MIRROR = "http://archive.ubuntu.com/ubuntu"
-#: Ubuntu's archive keys (2012 archive, 2012 CD image, 2018 archive), as ubuntu-keyring ships them:
-#: a Debian host has no Ubuntu keyring, so the package is fetched and held to these.
-UBUNTU_KEYRING_DEB = f"{UBUNTU_MIRROR}/pool/main/u/ubuntu-keyring/ubuntu-keyring_2023.11.28.1_all.deb"
-UBUNTU_FINGERPRINTS = (
-    "790BC7277767219C42C86F933B4FE6ACC0B21F32",
-    "843938DF228D22F7B3742BC0D94AA3F0EFE21092",
-    "F6ECB3762474EDA9D21B7022871920D1991BC93C",
-)
 #: Unpinned packages resolve as PyPI stood on this date: when SWE-bench was published (October 2023)
 #: and its FAIL_TO_PASS / PASS_TO_PASS lists were validated. Today's PyPI gives e.g. pytest 8, which
 #: no longer runs nose-style ``setup`` methods that PASS_TO_PASS tests of pydicom rely on.
 DEFAULT_PYPI_DATE = "2023-11-01T00:00:00Z"
 #: The certificate bundle pip uses in the image: the system one, which trusts the host's CAs.
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
-#: Where the build finds :mod:`.pypi_dates` (the date an exact pin's dependencies resolve at).
-PYPI_DATES_SCRIPT = "/opt/swebench/pypi_dates.py"
-_PYPI_DATES_SOURCE = Path(pypi_dates.__file__).read_text(encoding="utf-8")
 
 Progress = Callable[[str], None]
-
-
-# The suite base's setup script, run as root in the debootstrapped rootfs by docker_image.
-_BASE_TEMPLATE = r"""#!/bin/sh
-# pytest-tebench python base {recipe_version}: runs as root inside the debootstrapped rootfs.
-set -eu
-export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 PATH={base_path}
-mkdir -p /etc/dpkg/dpkg.cfg.d /etc/apt/apt.conf.d
-cat >/etc/dpkg/dpkg.cfg.d/01-tebench-nodoc <<'EOF'
-path-exclude=/usr/share/doc/*
-path-include=/usr/share/doc/*/copyright
-path-exclude=/usr/share/man/*
-path-exclude=/usr/share/info/*
-path-exclude=/usr/share/locale/*
-EOF
-cat >/etc/apt/apt.conf.d/01-tebench <<'EOF'
-APT::Install-Recommends "false";
-APT::Install-Suggests "false";
-Acquire::Check-Valid-Until "false";
-Acquire::Retries "3";
-EOF
-printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-chmod 755 /usr/sbin/policy-rc.d
-apt-get -q update
-apt-get -q install -y {packages}
-groupadd --gid {uid} {user}
-useradd --no-log-init --uid {uid} --gid {uid} --create-home --shell /bin/bash {user}
-mkdir -p {workspace}
-chown {uid}:{uid} {workspace}
-{{
-    echo "python: $(python3 --version 2>&1)"
-    echo "suite: {suite}"
-}} >/etc/tebench-image
-cat /etc/tebench-image
-apt-get clean
-rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/*.log /tmp/* /var/tmp/*
-rm -f /usr/sbin/policy-rc.d
-echo "recipe: done"
-"""
-
-_BASE_PACKAGES = (
-    "python3",
-    "python3-venv",
-    "python3-dev",
-    "build-essential",
-    "git",
-    "ca-certificates",
-)
-
-
-def base_recipe(suite: str) -> docker_image.Recipe:
-    """The suite base image's recipe (the same machinery and cache rules as the Java image)."""
-    recipe = docker_image.Recipe(
-        suite=suite,
-        packages=_BASE_PACKAGES,
-        jdks=(),
-        default_jdk=0,
-        template=_BASE_TEMPLATE,
-        changes=(
-            f"ENV PATH={docker_image.BASE_PATH}",
-            "ENV LANG=C.UTF-8",
-            f"ENV HOME={docker_image.CONTAINER_HOME}",
-            "USER 1000:1000",
-            f"WORKDIR {docker_image.CONTAINER_WORKSPACE}",
-            'CMD ["/bin/bash"]',
-        ),
-        repository=f"pytest-tebench/python-{suite}",
-    )
-    if suite not in UBUNTU_SUITES:
-        return recipe
-    # bionic's venv has pip 9, whose default index is the old pypi.python.org (gone); focal's
-    # (pip 20) and jammy's (pip 22) already use pypi.org
-    changes = (*recipe.changes, f"ENV PIP_INDEX_URL={PYPI_INDEX}") if suite == "bionic" else recipe.changes
-    # python3-venv is in Ubuntu's universe
-    return dataclasses.replace(
-        recipe,
-        changes=changes,
-        mirror=UBUNTU_MIRROR,
-        keyring_deb=UBUNTU_KEYRING_DEB,
-        keyring_fingerprints=UBUNTU_FINGERPRINTS,
-        components=("main", "universe"),
-    )
 
 
 def _script_head(*more_env: str) -> list[str]:
@@ -254,7 +150,7 @@ class EnvironmentPlan:
         }
         if self.uses_pypi_dates():
             # only then: the tags of environments without exact pins stay what they were
-            payload["pypi_dates"] = _PYPI_DATES_SOURCE
+            payload["pypi_dates"] = PYPI_DATES_SOURCE
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
         return f"{ENV_REPOSITORY}:{digest}"
 
@@ -305,59 +201,16 @@ def plan_environment(
     assert spec is not None
     python = str(spec.get("python", ""))
     suite = SUITE_FOR_PYTHON[python]
-    # the newest pip the Python has, then PyPI as it stood at pypi_date for everything else
-    setup = ["python -m pip install --upgrade pip", *date_rule_lines(python, pypi_date)]
-    setup.append("python -m pip install --upgrade setuptools wheel")
-    packages = str(spec.get("packages", "") or "")
-    requirements = ""
-    if packages == "requirements.txt":
-        requirements = clean_requirements(_requirements(repo, requirement_paths, read_file))
-        setup.append(f"cat > /tmp/requirements.txt <<'EOF_REQS'\n{requirements}\nEOF_REQS")
-        setup.append("python -m pip install -r /tmp/requirements.txt")
-    elif packages == "environment.yml":
-        # conda-forge's packages as PyPI's (conda_env.py); one that will not install is left out, as
-        # an optional test dependency the tests skip without, rather than failing the environment
-        requirements = "\n".join(conda_env.pip_requirements(_first_file(repo, env_yml_paths, read_file)))
-        setup.append(f"cat > /tmp/environment.txt <<'EOF_REQS'\n{requirements}\nEOF_REQS")
-        setup.append(
-            "python -m pip install -r /tmp/environment.txt || while read -r req; do "
-            'python -m pip install "$req" || echo "pytest-tebench: left out $req"; '
-            "done < /tmp/environment.txt"
-        )
-    elif packages:
-        # conda package names; for these repositories they are PyPI names too (numpy, pandas, pytest)
-        setup.append(f"python -m pip install {packages}")
-    pins = [str(p) for p in spec.get("pip_packages") or []]
-    exact = [p for p in pins if EXACT_PIN.fullmatch(p)]
-    if exact and pypi_date and _pip_dates(python):
-        # an exact version is what the spec asks whatever its date (SWE-bench's later specs pin e.g.
-        # setuptools==70.0.0 or tox==4.16.0, newer than pypi_date) ...
-        setup.append(
-            "env -u PIP_UPLOADED_PRIOR_TO python -m pip install --no-deps "
-            + " ".join(shlex.quote(p) for p in exact)
-        )
-        # ... and its dependencies resolve as the index stood when it was uploaded, if that is later
-        # than pypi_date: tox 4.16.0 needs cachetools>=5.3.3, which did not exist at pypi_date
-        for pin in exact:
-            date = f'"$(python {PYPI_DATES_SCRIPT} "$PIP_UPLOADED_PRIOR_TO" {shlex.quote(pin)})"'
-            setup.append(f"PIP_UPLOADED_PRIOR_TO={date} python -m pip install {shlex.quote(pin)}")
-    elif exact and pypi_date:
-        # the same rule through the dated index view: each pin from today's index, without its
-        # dependencies, then those as the index stood at the pin's upload (or pypi_date, if later)
-        quoted = " ".join(shlex.quote(p) for p in exact)
-        setup.append(f'PIP_INDEX_URL="${pypi_dates.UPSTREAM_ENV}" python -m pip install --no-deps {quoted}')
-        for pin in exact:
-            date = f'"$(python {PYPI_DATES_SCRIPT} {shlex.quote(pypi_date)} {shlex.quote(pin)})"'
-            setup.append(f"PIP_INDEX_URL={DATED_INDEX}/{date}/ python -m pip install {shlex.quote(pin)}")
-    if pins:
-        setup.append("python -m pip install " + " ".join(shlex.quote(p) for p in pins))
-    for project, moved in submodules:
-        # as PyPI stood when the submodule last moved (never later than pypi_date)
-        if pypi_date:
-            when = shlex.quote(min(moved, pypi_dates.format_time(pypi_dates.parse_time(pypi_date))))
-            setup.append(f"{_dated(python, when)} python -m pip install {shlex.quote(project)}")
-        else:
-            setup.append(f"python -m pip install {shlex.quote(project)}")
+    setup, requirements = pip_setup.setup_lines(
+        repo,
+        spec,
+        read_file=read_file,
+        requirement_paths=requirement_paths,
+        clean_requirements=clean_requirements,
+        env_yml_paths=env_yml_paths,
+        pypi_date=pypi_date,
+        submodules=submodules,
+    )
     install = str(spec["install"])
     pre_install = [str(c) for c in spec.get("pre_install") or ()]
     test_cmd = spec.get("test_cmd")
@@ -381,28 +234,6 @@ def plan_environment(
     )
 
 
-#: Where an environment whose pip has no ``--uploaded-prior-to`` finds PyPI as it stood on a date:
-#: :mod:`.pypi_dates`' index view, started in the build step itself (the step's own network).
-DATED_INDEX_PORT = 3141
-DATED_INDEX = f"http://127.0.0.1:{DATED_INDEX_PORT}"
-#: The oldest Python whose newest pip has ``--uploaded-prior-to`` (the last pips of 3.6 and 3.8
-#: predate it).
-PIP_DATES_FROM = (3, 9)
-
-
-def _pip_dates(python: str) -> bool:
-    """Whether the newest pip of ``python`` resolves at a date by itself."""
-    return _python_version(python) >= PIP_DATES_FROM
-
-
-def _dated(python: str, when: str) -> str:
-    """The variable that makes one pip command resolve as PyPI stood at ``when`` (a shell word),
-    after :func:`date_rule_lines` (whose index view serves any date)."""
-    if _pip_dates(python):
-        return f"PIP_UPLOADED_PRIOR_TO={when}"
-    return f"PIP_INDEX_URL={DATED_INDEX}/{when}/"
-
-
 #: Git submodules whose content PyPI publishes: path -> PyPI project. ``git archive`` leaves a
 #: submodule empty; astropy's ``ah_bootstrap`` (astropy up to 3.x) then downloads astropy-helpers
 #: with easy_install from pypi.python.org, which fails (and would not be the submodule's version).
@@ -423,99 +254,6 @@ def submodule_packages(source: Path, commit: str) -> tuple[tuple[str, str], ...]
         if when:
             found.append((project, pypi_dates.format_time(pypi_dates.parse_time(when))))
     return tuple(found)
-
-
-def date_rule_lines(python: str, pypi_date: str) -> list[str]:
-    """Shell lines after which pip resolves as PyPI stood at ``pypi_date`` ("": today's index):
-    pip's ``--uploaded-prior-to`` where the Python's pip has it, else the dated index view of
-    :mod:`.pypi_dates` started for the build step (both apply the same rule, :func:`.pypi_dates.
-    uploaded_by`). ``$TEBENCH_PYPI_UPSTREAM`` then names the real index."""
-    if not pypi_date:
-        return []
-    if _pip_dates(python):
-        return [f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(pypi_date)}"]
-    return [
-        f'export {pypi_dates.UPSTREAM_ENV}="${{PIP_INDEX_URL:-{PYPI_INDEX}}}"',
-        f"python {PYPI_DATES_SCRIPT} serve {DATED_INDEX_PORT}",
-        f"export PIP_INDEX_URL={DATED_INDEX}/{shlex.quote(pypi_date)}/",
-    ]
-
-
-def _python_version(python: str) -> tuple[int, ...]:
-    """``"3.9"`` -> ``(3, 9)``; ``()`` for what is not a version."""
-    try:
-        return tuple(int(part) for part in python.split("."))
-    except ValueError:
-        return ()
-
-
-#: A pip requirement naming one exact version (``name==1.2.3``, ``name[extra]==1.2``).
-EXACT_PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!_-]+")
-
-#: pre_install lines that change the system rather than the source tree: run as root at build time.
-_SYSTEM_LINE = re.compile(r"\b(apt-get|apt|dpkg|locale-gen|update-locale)\b|>\s*/etc/")
-#: pre_install lines no Debian image can run here: another package manager, or a download from
-#: outside PyPI and the Debian mirror (matplotlib fetches qhull from qhull.org).
-_UNREACHABLE_LINE = re.compile(r"\b(yum|dnf|conda|wget|curl)\b")
-
-
-def is_system_line(command: str) -> bool:
-    """Whether a ``pre_install`` line changes the system (runs as root, once per environment)."""
-    return bool(_SYSTEM_LINE.search(command))
-
-
-def unsupported_reason(repo: str, version: str, spec: dict[str, Any] | None) -> str | None:
-    """Why the environment of ``(repo, version)`` cannot be had here, or None: from the
-    specification alone, before any repository is read or anything is built or run."""
-    if spec is None:
-        return f"SWE-bench has no specification for {repo} version {version}"
-    python = str(spec.get("python", ""))
-    if python not in SUITE_FOR_PYTHON:
-        have = ", ".join(f"{v} ({s})" for v, s in SUITE_FOR_PYTHON.items())
-        return f"{repo} {version} needs Python {python}; Debian and Ubuntu ship only {have} as python3"
-    unreachable = [str(c) for c in spec.get("pre_install") or () if _UNREACHABLE_LINE.search(str(c))]
-    if unreachable:
-        lines = "; ".join(unreachable)
-        return f"{repo} {version}'s pre_install needs what Debian, Ubuntu and PyPI cannot give: {lines}"
-    if not spec.get("install"):
-        return f"{repo} {version} has no install command in its specification"
-    return None
-
-
-_EXCLUDED_REQ_PREFIXES = ("-e .", "#", ".[test")
-
-
-def _first_file(repo: str, paths: tuple[str, ...], read_file: Callable[[str], str | None]) -> str:
-    for path in paths:
-        text = read_file(path)
-        if text is not None:
-            return text
-    raise UnsupportedEnvironment(f"no environment.yml at {list(paths)} in {repo}")
-
-
-def _requirements(repo: str, paths: tuple[str, ...], read_file: Callable[[str], str | None]) -> str:
-    """SWE-bench's ``get_requirements_by_commit``, reading the mirror instead of GitHub."""
-    for path in paths:
-        text = read_file(path)
-        if text is not None:
-            break
-    else:
-        raise UnsupportedEnvironment(f"no requirements file at {list(paths)} in {repo}")
-    req_dir = "/".join(path.split("/")[:-1])
-    original: list[str] = []
-    additional: list[str] = []
-    for line in text.split("\n"):
-        if line.strip().startswith("-r"):
-            name = line[len("-r") :].strip()
-            nested = read_file(os.path.join(req_dir, name))
-            if nested is not None:
-                additional += [
-                    x for x in nested.split("\n") if not x.strip().startswith(_EXCLUDED_REQ_PREFIXES)
-                ]
-        elif not line.strip().startswith(_EXCLUDED_REQ_PREFIXES):
-            original.append(line)
-    additional.append("\n".join(original))
-    return "\n".join(additional)
 
 
 def pretend_version(source: Path, commit: str) -> str:
@@ -600,7 +338,7 @@ def _write_context(context: Path, plan: EnvironmentPlan, source: Path, base: str
     _write_source(context, plan.repo, source, plan.setup_commit)
     (context / "setup.sh").write_text(plan.script())
     (context / "generated.py").write_text(_GENERATED_PY)
-    (context / "pypi_dates.py").write_text(_PYPI_DATES_SOURCE)
+    (context / "pypi_dates.py").write_text(PYPI_DATES_SOURCE)
     (context / "Dockerfile").write_text(
         "\n".join(
             [

@@ -48,16 +48,17 @@ from typing import Any
 import docker.errors
 import docker.types
 
-from pytest_tebench.benchmarks.swebench import environment
 from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_install
+from pytest_tebench.benchmarks.swebench import suites
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.integrity import evidence
 from pytest_tebench.integrity import installed
 from pytest_tebench.run import docker_image
+from pytest_tebench.run import leftovers
 from pytest_tebench.run.docker import CONTAINER_MAVEN_REPO
 from pytest_tebench.run.docker import CONTAINER_TOOLS
 from pytest_tebench.run.executor import BuildStep
@@ -77,7 +78,8 @@ MOUNT = docker_image.CONTAINER_WORKSPACE
 LOG_NAME = "test_output.txt"
 INSTALL_SCRIPT = "install.sh"
 INSTALL_LOG_NAME = "install.txt"
-#: Committed install phases, removed once their test phase is over.
+#: Committed install phases, removed once their test phase is over (or, labelled transient, by the
+#: next run when this one died first).
 PHASE_REPOSITORY = "pytest-tebench/swebench-installed"
 APPLIED_NAME = "applied"
 APPLY_LOG_NAME = "apply.txt"
@@ -123,7 +125,7 @@ class Decision:
 
 def decide(repo: str, version: str, spec: dict[str, Any] | None, mode: str) -> Decision:
     """The choice for ``(repo, version)`` under ``mode``, from the specification alone."""
-    reason = environment.unsupported_reason(repo, version, spec)
+    reason = suites.unsupported_reason(repo, version, spec)
     if mode == "build" or (mode == "auto" and reason is None):
         return Decision("build" if reason is None else "unsupported", reason)
     if spec is None:
@@ -346,9 +348,11 @@ def run(
             findings.extend(judge(changes) if judge is not None else ())
             if tests and not findings:
                 try:
-                    committed.append(
-                        str(container.commit(repository=PHASE_REPOSITORY, tag=uuid.uuid4().hex).id)
-                    )
+                    # labelled as its container and transient: if this process dies before the
+                    # finally below, the next run removes it (run/leftovers.py)
+                    labels = {"Labels": leftovers.transient_labels(container)}
+                    image = container.commit(repository=PHASE_REPOSITORY, tag=uuid.uuid4().hex, conf=labels)
+                    committed.append(str(image.id))
                 except docker.errors.DockerException as exc:
                     raise HarnessError(
                         f"cannot keep the install phase of {instance.instance_id}: {exc}"
@@ -468,9 +472,4 @@ def _empty(folder: Path) -> None:
 
 
 def _remove_image(client: Any, image: str) -> None:
-    try:
-        client.images.remove(image, force=True)
-    except docker.errors.NotFound:
-        pass
-    except docker.errors.DockerException as exc:
-        raise HarnessError(f"cannot remove the install phase's image {image}: {exc}") from exc
+    leftovers.remove_image(client, image, f"the install phase's image {image}")

@@ -36,7 +36,7 @@ from packaging.version import Version
 
 from pytest_tebench.benchmarks.swebench import pypi_dates
 from pytest_tebench.benchmarks.swebench.environment import DEFAULT_PYPI_DATE
-from pytest_tebench.benchmarks.swebench.environment import EXACT_PIN
+from pytest_tebench.benchmarks.swebench.pip_setup import EXACT_PIN
 
 
 @dataclass

@@ -27,6 +27,8 @@ from pytest_tebench.benchmarks.fields import slug_field
 from pytest_tebench.benchmarks.fields import text_field
 from pytest_tebench.benchmarks.fields import with_problem
 from pytest_tebench.benchmarks.tebench.aggregate import summarise
+from pytest_tebench.benchmarks.tebench.gold_record import GoldReference
+from pytest_tebench.benchmarks.tebench.gold_record import InvalidInstance
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import test_changes
 from pytest_tebench.benchmarks.tebench.properties import tebench_properties
@@ -34,8 +36,6 @@ from pytest_tebench.benchmarks.tebench.settings import LABELS
 from pytest_tebench.benchmarks.tebench.settings import TebenchSettings
 from pytest_tebench.benchmarks.tebench.terminal import format_identification_table
 from pytest_tebench.benchmarks.tebench.terminal import format_update_table
-from pytest_tebench.benchmarks.tebench.update import GoldReference
-from pytest_tebench.benchmarks.tebench.update import InvalidInstance
 from pytest_tebench.benchmarks.tebench.update import UpdateEvaluator
 from pytest_tebench.benchmarks.tebench.update import UpdateTimeout
 from pytest_tebench.errors import HarnessError

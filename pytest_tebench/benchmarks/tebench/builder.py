@@ -36,7 +36,7 @@ from pytest_tebench import __version__
 from pytest_tebench.benchmarks.building import BuildEnvironment
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import test_changes
-from pytest_tebench.benchmarks.tebench.update import selection_of
+from pytest_tebench.benchmarks.tebench.update_methods import selection_of
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.java.parser import identity_key

@@ -1,10 +1,11 @@
-"""TEBench update scoring on real builds: the gold reference (cached) and the prediction's run.
+"""TEBench update scoring on real builds: gold's run (cached) and the prediction's run.
 
-Per instance, gold's selection run on V0 is computed once and cached on disk, keyed by the
-instance's content, the harness version, the executor and the JDK; N xdist workers evaluating
-predictions of one instance wait for the first one's result instead of building it N times.
-Per prediction, one selection run on V-0.5 + prediction gives executability, coverage and the
-method versions for ``s_mod``.
+Per instance, gold's selection run on V0 is computed once and cached on disk (the record and its
+key: :mod:`.gold_record`); N xdist workers evaluating predictions of one instance wait for the
+first one's result instead of building it N times. Per prediction, one selection run on V-0.5 +
+prediction gives executability and coverage; the method versions for ``s_mod`` are read from the
+trees (:mod:`.update_methods`). Both runs get the Maven and the JDK the build needs, learnt from
+its output where the build files do not say.
 
 Who runs this: the process that runs the item, from ``TebenchAdapter.evaluate``.
 """
@@ -12,31 +13,26 @@ Who runs this: the process that runs the item, from ``TebenchAdapter.evaluate``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import time
-from collections.abc import Iterable
 from collections.abc import Iterator
-from dataclasses import dataclass
 from dataclasses import replace
 from typing import Any
 
 from pytest_tebench import __version__
 from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.benchmarks.tebench import gold_record
+from pytest_tebench.benchmarks.tebench.gold_record import PASSING
+from pytest_tebench.benchmarks.tebench.gold_record import GoldReference
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
-from pytest_tebench.benchmarks.tebench.identification import TestMethodChange
-from pytest_tebench.benchmarks.tebench.identification import pair_test_methods
 from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
-from pytest_tebench.benchmarks.tebench.update_metrics import ChangedMethod
-from pytest_tebench.benchmarks.tebench.update_metrics import CoverageOverlap
+from pytest_tebench.benchmarks.tebench.update_methods import method_sets
+from pytest_tebench.benchmarks.tebench.update_methods import selection_of
 from pytest_tebench.benchmarks.tebench.update_metrics import changed_production_methods
 from pytest_tebench.benchmarks.tebench.update_metrics import composite
 from pytest_tebench.benchmarks.tebench.update_metrics import coverage_overlap
 from pytest_tebench.benchmarks.tebench.update_metrics import executability
-from pytest_tebench.benchmarks.tebench.update_metrics import token_jaccard
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
-from pytest_tebench.java.parser import parse_java
 from pytest_tebench.jsonfiles import read_versioned_json
 from pytest_tebench.jsonfiles import write_json
 from pytest_tebench.locking import file_lock
@@ -44,42 +40,22 @@ from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.dist import MAVEN_39
 from pytest_tebench.run.maven.dist import required_maven_version
-from pytest_tebench.run.maven.jacoco import CoverageReport
-from pytest_tebench.run.maven.jacoco import LineCoverage
 from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import java_version_after
 from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import NOT_RUN
-from pytest_tebench.run.maven.surefire import PASSED
-from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
-from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.warmup import WarmedRun
 from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
 
-#: A selected test "passes" when it passed or was skipped (a gold patch may @Disable a test);
-#: failed, errored and not-run (a selector that matched nothing) tests do not.
-_PASSING = (PASSED, SKIPPED)
-#: What a cached gold verdict means; a new value makes every stored gold reference stale.
-#: 2: a selected test that did not run is the harness's error, no longer ``invalid_instance``.
-#: 3: a failure whose log rules the JDK out runs again with another JDK, no longer ``invalid_instance``.
-_GOLD_RULES = 3
 #: Runs of gold again with another JDK, each after a log that ruled the last one out (a second:
 #: the first retry's JDK may meet one demand and show another).
 _JDK_RETRIES = 2
-#: Characters of a failing test's message kept in an ``invalid_instance`` reason.
-_MESSAGE_CHARS = 300
-
-
-class InvalidInstance(HarnessError):
-    """Gold fails its own selected tests on V0: the instance cannot judge anyone."""
-
-    status = "invalid_instance"
 
 
 class UpdateTimeout(Exception):
@@ -88,52 +64,6 @@ class UpdateTimeout(Exception):
     def __init__(self, message: str, update: dict[str, Any]) -> None:
         super().__init__(message)
         self.update = update
-
-
-@dataclass(frozen=True)
-class GoldReference:
-    key: str
-    selection: tuple[TestId, ...]
-    methods: tuple[ChangedMethod, ...]
-    coverage: CoverageReport
-    java_version: int
-    run: dict[str, Any]
-    seconds: float
-    #: Gold's selected tests whose outcome changed between repeated runs, dropped from every
-    #: selection: ``{"test": id, "outcomes": [status per run]}``.
-    flaky: tuple[dict[str, Any], ...] = ()
-    #: The Maven gold's run needed (``""``: the executor's), so predictions start with it.
-    maven_version: str = ""
-
-    @property
-    def flaky_tests(self) -> frozenset[TestId]:
-        return frozenset(TestId.parse(entry["test"]) for entry in self.flaky)
-
-    @property
-    def _overlap_with_itself(self) -> CoverageOverlap:
-        return coverage_overlap(self.methods, self.coverage, self.coverage)
-
-    @property
-    def coverage_has_change(self) -> bool:
-        return self._overlap_with_itself.has_change
-
-    @property
-    def has_branches(self) -> bool:
-        return self._overlap_with_itself.gold_branches > 0
-
-
-def selection_of(changes: Iterable[TestMethodChange]) -> list[TestId]:
-    """Surefire ids of the changed test methods that exist after the patch."""
-    ids = {
-        TestId(_binary_class(change.package, change.new.binary_class_name), change.new.name)
-        for change in changes
-        if change.new is not None
-    }
-    return sorted(ids)
-
-
-def _binary_class(package: str, binary: str) -> str:
-    return f"{package}.{binary}" if package else binary
 
 
 class UpdateEvaluator:
@@ -247,7 +177,7 @@ class UpdateEvaluator:
     ) -> GoldReference:
         settings = self._run_settings(workspace)
         executor = self._executor()
-        key = _cache_key(
+        key = gold_record.cache_key(
             instance_key,
             # the same toolchain ingredients as the result store's key: JDKs, Maven, image
             executor=f"{executor.name}|{executor.toolchain()}|maven={settings.maven_version}",
@@ -263,19 +193,7 @@ class UpdateEvaluator:
                 cached["cache"] = "computed"
             else:
                 cached["cache"] = "hit"
-        if cached.get("invalid"):
-            raise InvalidInstance(str(cached["invalid"]))
-        return GoldReference(
-            key=key,
-            selection=tuple(TestId.parse(t) for t in cached["selection"]),
-            methods=tuple(ChangedMethod(**m) for m in cached["methods"]),
-            coverage=_coverage_from_json(cached["coverage"]),
-            java_version=int(cached["java_version"]),
-            run={**cached["run"], "cache": cached["cache"]},
-            seconds=float(cached["seconds"]),
-            flaky=tuple(cached.get("flaky") or ()),
-            maven_version=str(cached.get("maven_version") or ""),
-        )
+        return gold_record.reference_from_record(key, cached)
 
     def _compute_gold(
         self, key: str, workspace: Workspace, gold_changes: TestChanges, settings: RunSettings, project: str
@@ -298,16 +216,9 @@ class UpdateEvaluator:
                 run, flaky = self._repeat_gold(workspace, selection, settings, run, warmed)
         finally:
             workspace.checkout("v-0.5")
-        invalid = ""
-        if not (run.compile_ok and run.test_compile_ok):
-            invalid = f"gold does not compile on V0 ({run.status}): {run.error}"
-        else:
+        if run.compile_ok and run.test_compile_ok:
             _raise_for_not_run(run, warmed)
-            failing = [_failure(o) for o in run.tests if o.status not in _PASSING]
-            if failing:
-                invalid = "gold fails its own selected tests on V0: " + "; ".join(failing)
-            elif flaky and not run.tests:
-                invalid = "every test gold selects is flaky on V0: " + ", ".join(e["test"] for e in flaky)
+        invalid = gold_record.invalid_reason(run, flaky)
         coverage = run.coverage
         selection = [t for t in selection if str(t) not in {e["test"] for e in flaky}]
         if not invalid and selection and coverage is None:
@@ -332,11 +243,11 @@ class UpdateEvaluator:
                 }
                 for m in methods
             ],
-            "coverage": _coverage_to_json(coverage, methods),
+            "coverage": gold_record.coverage_to_json(coverage, methods),
             "java_version": settings.java_version,
             "maven_version": settings.maven_version,
             "run": {
-                **_run_summary(run),
+                **gold_record.run_summary(run),
                 "warmup": warmed.warmup.to_dict() if warmed.warmup else None,
                 "jdk_retry": jdk_note or None,
             },
@@ -359,26 +270,11 @@ class UpdateEvaluator:
             again = run_inherited(self._executor(), workspace.path, selection, settings)
             _raise_for_harness(again, "gold build on V0 (repeated)", _warmup_timings(warmed))
             runs.append(again)
-        outcomes: dict[TestId, list[str]] = {}
-        for run in runs:
-            for outcome in run.tests:
-                outcomes.setdefault(outcome.test, []).append(outcome.status)
-        dropped = {
-            test
-            for test, statuses in outcomes.items()
-            if len({status in _PASSING for status in statuses}) > 1 or len(statuses) != len(runs)
-        }
-        flaky: list[dict[str, Any]] = [
-            {
-                "test": str(test),
-                "outcomes": outcomes[test],
-                "reason": "outcome changed between repeated gold runs",
-            }
-            for test in sorted(dropped)
-        ]
+        flaky = gold_record.flaky_tests(runs)
         if not flaky:
             return first, []
-        kept = [test for test in selection if test not in dropped]
+        dropped = {entry["test"] for entry in flaky}
+        kept = [test for test in selection if str(test) not in dropped]
         if not kept:
             return replace(first, tests=(), coverage=None), flaky
         final = run_inherited(self._executor(), workspace.path, kept, settings)
@@ -426,7 +322,7 @@ class UpdateEvaluator:
                 log_tail=_run_log_tail(run),
                 timings={**_warmup_timings(warmed), **run.timings},
             )
-        passed = run.status == "ok" and all(o.status in _PASSING for o in run.tests)
+        passed = run.status == "ok" and all(o.status in PASSING for o in run.tests)
         # No test left to run on the changed code: not an executable update (docs/scoring.md).
         s_exec = (
             0.0
@@ -530,14 +426,6 @@ def _raise_for_not_run(run: SelectionRun, warmed: WarmedRun) -> None:
         )
 
 
-def _failure(outcome: TestOutcome) -> str:
-    """``test status: message``, the message as Surefire reported it (first lines only)."""
-    message = " ".join(outcome.message.split())
-    if len(message) > _MESSAGE_CHARS:
-        message = message[: _MESSAGE_CHARS - 3] + "..."
-    return f"{outcome.test} {outcome.status}" + (f": {message}" if message else "")
-
-
 def _run_log_tail(run: SelectionRun) -> str:
     return mavenlog.log_tail(run.steps[-1].output) if run.steps else ""
 
@@ -558,128 +446,3 @@ def _checked_out(workspace: Workspace, rev: str) -> Iterator[None]:
         yield
     finally:
         workspace.checkout(before)
-
-
-# -- method versions for s_mod ---------------------------------------------------------------
-_Method = tuple[str, str, tuple[str, ...]]  # (binary class w/o package, name, tokens)
-
-
-@dataclass(frozen=True)
-class MethodSets:
-    """U and the versions of its methods in the prediction tree and in V0, keyed like identification."""
-
-    #: U: (V-0.5 path, key, package) of every test method either side changed.
-    union: tuple[tuple[str, str, str], ...]
-    prediction: dict[str, dict[str, _Method]]
-    gold: dict[str, dict[str, _Method]]
-
-    def prediction_selection(self) -> list[TestId]:
-        """The members of U that exist in the prediction tree, as Surefire ids."""
-        runnable = set()
-        for path, key, package in self.union:
-            method = self.prediction.get(path, {}).get(key)
-            if method is not None:
-                runnable.add(TestId(_binary_class(package, method[0]), method[1]))
-        return sorted(runnable)
-
-    def s_mod_by_method(self) -> dict[str, float]:
-        """Token Jaccard of each member of U, prediction against gold (both absent 1, one absent 0)."""
-        return {
-            f"{path}::{key}": token_jaccard(
-                self.prediction.get(path, {}).get(key, (None, None, None))[2],
-                self.gold.get(path, {}).get(key, (None, None, None))[2],
-            )
-            for path, key, _ in self.union
-        }
-
-
-def method_sets(workspace: Workspace, gold_changes: TestChanges, predicted: TestChanges) -> MethodSets:
-    """U with its methods read from the committed ``prediction`` and ``gold`` trees (no checkout)."""
-    return MethodSets(
-        union=tuple(_union(predicted, gold_changes)),
-        prediction=_versions(workspace, "prediction", predicted, gold_changes),
-        gold=_versions(workspace, "gold", gold_changes, predicted),
-    )
-
-
-def _union(*sides: TestChanges) -> list[tuple[str, str, str]]:
-    """U: (V-0.5 path, key, package) of every test method either side changed."""
-    seen: dict[tuple[str, str], str] = {}
-    for side in sides:
-        for change in side.methods:
-            seen.setdefault((change.path, change.key), change.package)
-    return [(path, key, package) for (path, key), package in sorted(seen.items())]
-
-
-def _versions(
-    workspace: Workspace, rev: str, own: TestChanges, other: TestChanges
-) -> dict[str, dict[str, _Method]]:
-    """Test methods of ``rev`` by V-0.5 path and key, for every file either side touched.
-
-    A file ``rev`` renamed is read at its new path even when ``rev`` changed no test method in it.
-    """
-    by_old_path = {
-        change.old_path: change
-        for change in workspace.changed_files("v-0.5", rev)
-        if change.old_path is not None and change.old_path.endswith(".java")
-    }
-    paths = {c.path for c in (*own.methods, *other.methods)}
-    result: dict[str, dict[str, _Method]] = {}
-    for path in sorted(paths):
-        change = by_old_path.get(path)
-        if change is not None:  # changed, renamed or deleted by this side
-            where, text, old_text = change.new_path, change.new_text, change.old_text
-        else:  # untouched by this side, or a file it created
-            where, text, old_text = path, workspace.read(rev, path), workspace.read("v-0.5", path)
-        if where is None or text is None:
-            continue
-        old = parse_java(old_text) if old_text is not None else None
-        # the keys identification gave this side's methods (V-0.5 identities, whatever the other side did)
-        methods: dict[str, _Method] = {}
-        for pair in pair_test_methods(old, parse_java(text), path, where):
-            if pair.new is not None:
-                methods.setdefault(pair.key, (pair.new.binary_class_name, pair.new.name, pair.new.tokens))
-        result[path] = methods
-    return result
-
-
-# -- cache ----------------------------------------------------------------------------------
-def _cache_key(instance_key: dict[str, str], *, executor: str, java: int, runs: int = 1) -> str:
-    material = json.dumps(
-        {
-            **instance_key,
-            "harness": __version__,
-            "rules": _GOLD_RULES,
-            "executor": executor,
-            "java": java,
-            "gold_runs": runs,
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(material.encode()).hexdigest()[:32]
-
-
-def _coverage_to_json(report: CoverageReport | None, methods: Iterable[ChangedMethod]) -> dict[str, Any]:
-    """Only the lines of S are kept: that is all scoring needs, and it keeps the cache small."""
-    lines: dict[str, dict[str, list[int]]] = {}
-    if report is not None:
-        for method in methods:
-            for number in range(method.start_line, method.end_line + 1):
-                line = report.line(method.source, number)
-                if line is not None:
-                    lines.setdefault(method.source, {})[str(number)] = [line.mi, line.ci, line.mb, line.cb]
-    return lines
-
-
-def _coverage_from_json(data: dict[str, Any]) -> CoverageReport:
-    files = {
-        source: {int(nr): LineCoverage(mi=v[0], ci=v[1], mb=v[2], cb=v[3]) for nr, v in lines.items()}
-        for source, lines in data.items()
-    }
-    return CoverageReport(files=files, classes={})
-
-
-def _run_summary(run: SelectionRun) -> dict[str, Any]:
-    summary = run.to_dict()
-    summary.pop("coverage", None)
-    return summary
