@@ -115,14 +115,16 @@ def _resolve(entry: TreeEntry, by_path: dict[str, TreeEntry], git_dir: Path) -> 
             return None
         seen.add(entry.path)
         target = read_blobs(git_dir, [entry.sha])[entry.sha].decode("utf-8", errors="replace")
-        joined = _normalise(str(Path(entry.path).parent / target))
+        joined = normalise_relative(str(Path(entry.path).parent / target))
         if joined is None or joined not in by_path:
             return None
         entry = by_path[joined]
     return entry
 
 
-def _normalise(path: str) -> str | None:
+def normalise_relative(path: str) -> str | None:
+    """``path`` relative to a root without ``.``/``..``/empty parts ("" for the root itself), or
+    None when it leaves the root."""
     parts: list[str] = []
     for part in path.split("/"):
         if part in ("", "."):

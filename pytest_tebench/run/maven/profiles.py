@@ -48,6 +48,7 @@ from pathlib import PurePosixPath
 
 from pytest_tebench.run.maven.steps import SKIP_FLAGS
 from pytest_tebench.run.maven.steps import TEST_FLAGS
+from pytest_tebench.workspace.trees import normalise_relative
 
 #: JDK feature versions decisions are made for; every version above the last behaves as the last
 #: (no POM names one that far), every one below the first as the first.
@@ -512,22 +513,8 @@ def _module_pom(root: Path, lister: str, text: str) -> tuple[str, Path] | None:
     # <module>sub/pom-alt.xml</module> names a POM file: its directory is the module
     name = PurePosixPath(text)
     directory, file = (name.parent, name.name) if text.endswith(".xml") else (name, "pom.xml")
-    relative = _normalise(PurePosixPath(lister) / directory if lister else directory)
-    if relative is None or not (root / relative / file).is_file():
+    # a module of the root itself ("." or "") or one leaving it is no module of its own
+    relative = normalise_relative(str(PurePosixPath(lister) / directory if lister else directory))
+    if not relative or not (root / relative / file).is_file():
         return None
     return relative, root / relative / file
-
-
-def _normalise(path: PurePosixPath) -> str | None:
-    """A clean relative path, or None for one leaving the root (or the root itself)."""
-    parts: list[str] = []
-    for part in path.parts:
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-            continue
-        parts.append(part)
-    return "/".join(parts) if parts else None
