@@ -10,6 +10,11 @@ with what the host knows independently. A run is *tampered* when
   output cut, or the guard never loaded): the log's claim cannot be checked;
 * ``unconfirmed``: the log counts a test as passed (or xfailed) that the runner itself did not
   see pass (a printed ``PASSED`` line, a rewritten report);
+* ``canary``: one of the guard's own tests, whose verdict is known (a failing ``assert``, a
+  ``pytest.raises`` with nothing raised, an exception: expected failures; one that passes), was not
+  reported so by the runner or not seen so by the guard: the runner lies about every test
+  (``pytest-dev/pytest``, where the runner is the code under test). A canary that did not run
+  counts only when the log resolves the instance, and what the baseline shows too is accepted;
 and, against the **baseline** (the gold run of the same instance in the same environment, where
 the only difference is the prediction), when the run has
 
@@ -44,7 +49,7 @@ MARK = ">>>>> tebench-guard"
 PLUGIN = "tebench_guard"
 PLUGIN_DIR = Path(__file__).resolve().parent / "sandbox"
 #: Bump when the record or the rules change (part of stored baselines' keys).
-GUARD_VERSION = 1
+GUARD_VERSION = 2
 #: The launcher of runner scripts that are not pytest (``python -m tebench_run SCRIPT ARGS``).
 LAUNCHER = "tebench_run"
 #: The guards' own content (plugin, launcher, what they share): a stored baseline made by another
@@ -147,6 +152,7 @@ def _findings(
     for name, line in unconfirmed(record, successes).items():
         if name not in accepted:
             result.append(Finding("unconfirmed", line))
+    result += canary_findings(record, base if baseline is not None else None, resolved_by_log)
     if baseline is None:
         # nothing to compare with (gold left no record): pytest itself rebinds some of what is
         # watched (legacypath at configure), so only the absolute rules above can judge
@@ -178,6 +184,31 @@ def _findings(
             result.append(Finding("anomaly", " ".join(str(a) for a in anomaly)))
     if list(record.get("trace") or ["", ""]) != list(base.get("trace") or ["", ""]):
         result.append(Finding("tracer", f"trace/profile functions at the end: {record.get('trace')}"))
+    return result
+
+
+def canary_findings(
+    record: Mapping[str, Any], baseline: Mapping[str, Any] | None, resolved_by_log: bool
+) -> list[Finding]:
+    """The canaries (see the module's doc) not reported or seen as expected. The verdicts are known
+    without gold, so they judge without a baseline too; a baseline that shows the same result for a
+    canary (an environment where it cannot run) accepts it."""
+    theirs: Mapping[str, Any] = dict((baseline or {}).get("canaries") or {})
+    result: list[Finding] = []
+    for kind, entry in sorted(dict(record.get("canaries") or {}).items()):
+        expected = str(entry.get("expected"))
+        got = {"reported": str(entry.get("reported")), "seen": str(entry.get("seen"))}
+        wrong = {way: value for way, value in got.items() if value != expected}
+        if not wrong:
+            continue
+        ran = not any(value.startswith("not ") for value in wrong.values())  # "not run", "not added: ..."
+        if not ran and not resolved_by_log:
+            continue
+        base = theirs.get(kind) or {}
+        if all(base.get(way) == value for way, value in wrong.items()):
+            continue
+        said = ", ".join(f"{way} {value}" for way, value in sorted(wrong.items()))
+        result.append(Finding("canary", f"the guard's {kind} canary should be {expected}: {said}"))
     return result
 
 

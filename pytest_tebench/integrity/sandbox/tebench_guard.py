@@ -23,8 +23,12 @@ every pytest from 4.6 on, and importing nothing of pytest-tebench (it runs in th
 interpreter, where pytest-tebench is not installed).
 """
 
+import hashlib
 import os
+import shutil
 import sys
+import tempfile
+import typing  # noqa: F401 (the type comments)
 import unittest
 
 import pytest
@@ -32,8 +36,12 @@ import tebench_core as core
 
 MARK = core.MARK
 VERSION = core.VERSION
-_NONCE, _TREE = core.take_environment()
+_NONCE, _TREE, _REPO = core.take_environment()
 _OUTPUT = core.Output(_NONCE)
+#: the tree's test helpers and test modules, watched from the moment their code has run: the hook
+#: goes in now, before any code of the tree can run
+_TEST_SIDE = core.TestSide(_TREE, _REPO)
+_TEST_SIDE.install()
 
 #: Modules whose functions and classes make a verdict (those absent in a pytest version are skipped).
 WATCHED_MODULES = (
@@ -69,6 +77,17 @@ WATCHED_MODULES = (
     "unittest.case",
     "unittest.result",
 )
+#: Tests of the guard's own, run last, whose true verdict is known: ``(kind, body, outcome)``. All
+#: but ``pass`` fail and are marked ``xfail(strict=True)``: a truthful runner reports them xfailed
+#: (the session's exit status is unaffected), a runner that swallows failures reports them passed
+#: or, strict, failed; ``pass`` catches a runner that turns everything into an expected failure
+#: (SWE-bench counts XFAIL as a success). ``{n}`` is drawn from the nonce.
+CANARIES = (
+    ("assert", "    value = {n}\n    assert value + 1 == value\n", "xfailed"),
+    ("raises", "    with pytest.raises(ValueError):\n        len('{n}')\n", "xfailed"),
+    ("exception", "    raise KeyError({n})\n", "xfailed"),
+    ("pass", "    assert len(str({n})) > 0\n", "passed"),
+)
 #: Hooks whose implementations decide or report a test's outcome.
 VERDICT_HOOKS = (
     "pytest_runtestloop",
@@ -103,13 +122,18 @@ class _Guard:
         self.item_classes = set()  # type: set[str]
         self.anomalies = set()  # type: set[tuple[str, str, str]]
         self.phases = {}  # type: dict[str, dict[str, str]]
+        #: node id of each canary -> its kind; what the runner's reports said of each
+        self.canaries = {}  # type: dict[str, str]
+        self.canary_reports = {}  # type: dict[str, str]
+        self.canary_error = ""
+        self.canary_folder = ""
         #: hook functions already described, by id (the functions are held in the values)
         self.described = {}  # type: dict[int, tuple[object, tuple[str, ...], dict[str, object]]]
 
     # -- checks ------------------------------------------------------------------------------
     def check(self, when):
         # type: (str) -> None
-        for key, where in self.start.changes():
+        for key, where in self.start.changes() + _TEST_SIDE.changes():
             if key not in self.changes:
                 self.changes[key] = {"when": when, "by": where}
         self.check_hooks(when)
@@ -140,6 +164,8 @@ class _Guard:
     def item(self, item):
         # type: (object) -> None
         nodeid = str(getattr(item, "nodeid", ""))
+        if nodeid in self.canaries:
+            return
         cls = type(item)
         self.item_classes.add(cls.__module__ + "." + cls.__qualname__)
         if "runtest" in vars(item):
@@ -170,6 +196,80 @@ class _Guard:
         if when == "call" and result.startswith("error:") and _has_xfail_marker(item):
             self.phases[nodeid]["call"] = "xfailed"
 
+    # -- canaries ----------------------------------------------------------------------------
+    def add_canaries(self, session):
+        # type: (typing.Any) -> None
+        """The canaries appended to the session's items, from a module written outside the tree
+        (names drawn from the nonce: a prediction cannot know them)."""
+        config = session.config
+        option = config.option
+        if getattr(option, "collectonly", False):
+            self.canary_error = "not added: --collect-only"
+            return
+        if hasattr(config, "workerinput") or hasattr(config, "slaveinput") or getattr(option, "numprocesses", None):
+            # xdist's workers must collect the same items; the controller runs none
+            self.canary_error = "not added: pytest-xdist"
+            return
+        token = hashlib.sha256(("canary " + _NONCE).encode()).hexdigest()
+        prefix = _function_prefix(config)
+        source = ["import pytest\n"]
+        names = {}  # type: dict[str, str]
+        for index, (kind, body, outcome) in enumerate(CANARIES):
+            name = "%s%s%d" % (prefix, token[12:24], index)
+            names[name] = kind
+            marker = "@pytest.mark.xfail(strict=True)\n" if outcome == "xfailed" else ""
+            number = int(token[24 + 4 * index : 28 + 4 * index], 16) + 1
+            source.append("\n\n%sdef %s():\n%s" % (marker, name, body.format(n=number)))
+        self.canary_folder = tempfile.mkdtemp(prefix="tmp" + token[:6])
+        path = os.path.join(self.canary_folder, "test_%s.py" % token[:12])
+        with open(path, "w") as handle:
+            handle.write("".join(source))
+        saved_path = list(sys.path)
+        try:
+            module = _module_node(session, path)
+            items = [node for node in module.collect() if isinstance(node, pytest.Item)]
+        finally:
+            # the import mode may have put the folder on sys.path: the tests never see it
+            sys.path[:] = saved_path
+        for node in items:
+            kind = names.get(getattr(node, "name", ""))
+            if kind is not None:
+                self.canaries[str(node.nodeid)] = kind
+        session.items.extend(node for node in items if str(node.nodeid) in self.canaries)
+        if hasattr(session, "testscollected"):
+            session.testscollected += len(self.canaries)
+
+    def canary_report(self, report):
+        # type: (typing.Any) -> None
+        """What the runner's report of a canary's phase says (the first phase that did not pass)."""
+        nodeid = str(getattr(report, "nodeid", ""))
+        if nodeid not in self.canaries or self.canary_reports.get(nodeid, "passed") not in ("passed",):
+            return
+        when = str(getattr(report, "when", ""))
+        outcome = str(getattr(report, "outcome", ""))
+        if hasattr(report, "wasxfail"):
+            outcome = "xfailed" if outcome == "skipped" else "xpassed"
+        if when == "call":
+            self.canary_reports[nodeid] = outcome
+        elif outcome != "passed":
+            self.canary_reports[nodeid] = when + " " + outcome
+
+    def canary_record(self, outcomes):
+        # type: (dict[str, str]) -> dict[str, dict[str, str]]
+        """Per canary kind: ``expected``, ``reported`` (the runner's reports) and ``seen`` (the raw
+        call information the guard read itself)."""
+        found = {}  # type: dict[str, dict[str, str]]
+        by_kind = {kind: nodeid for nodeid, kind in self.canaries.items()}
+        for kind, _body, expected in CANARIES:
+            nodeid = by_kind.get(kind)
+            if nodeid is None:
+                missing = self.canary_error or "not added"
+                found[kind] = {"expected": expected, "reported": missing, "seen": missing}
+                continue
+            reported = self.canary_reports.get(nodeid, "not run")
+            found[kind] = {"expected": expected, "reported": reported, "seen": outcomes.get(nodeid, "not run")}
+        return found
+
     # -- the record --------------------------------------------------------------------------
     def outcomes(self):
         # type: () -> dict[str, str]
@@ -195,6 +295,12 @@ class _Guard:
         if _OUTPUT.written:
             return
         self.check("end")
+        outcomes = self.outcomes()
+        canaries = self.canary_record(outcomes)
+        for nodeid in self.canaries:
+            outcomes.pop(nodeid, None)
+        if self.canary_folder:
+            shutil.rmtree(self.canary_folder, ignore_errors=True)
         record = {
             "version": VERSION,
             "pid": os.getpid(),
@@ -209,7 +315,8 @@ class _Guard:
             "item_classes": sorted(self.item_classes),
             "items": self.items,
             "anomalies": sorted(list(a) for a in self.anomalies),
-            "outcomes": self.outcomes(),
+            "outcomes": outcomes,
+            "canaries": canaries,
             "trace": core.trace(),
         }
         _OUTPUT.record(record)
@@ -229,6 +336,39 @@ def _describe(hook_name, impl):
         "in_tree": tree, "digest": digest, "wrapper": wrapper,
     }  # type: dict[str, object]  # fmt: skip
     return key, entry
+
+
+def _function_prefix(config):
+    # type: (typing.Any) -> str
+    """A name the session collects as a test function (``python_functions``; ``test`` by default)."""
+    try:
+        patterns = list(config.getini("python_functions") or ())
+    except Exception:
+        patterns = []
+    for pattern in patterns:
+        head = pattern.split("*")[0]
+        if head and not any(c in head for c in "?[]"):
+            return head
+    return "test"
+
+
+def _module_node(session, path):
+    # type: (typing.Any, str) -> typing.Any
+    """A ``pytest.Module`` of ``path`` under ``session``: ``from_parent`` from pytest 5.4 on
+    (``path=`` from 7, ``fspath=`` before), the constructor before."""
+    from_parent = getattr(pytest.Module, "from_parent", None)
+    if from_parent is not None:
+        try:
+            import pathlib
+
+            return from_parent(session, path=pathlib.Path(path))
+        except TypeError:
+            pass
+    import py  # pytest < 7 depends on it
+
+    if from_parent is not None:
+        return from_parent(session, fspath=py.path.local(path))
+    return pytest.Module(py.path.local(path), parent=session)
 
 
 def _raiser(excinfo):
@@ -272,6 +412,15 @@ def pytest_configure(config):
 def pytest_collection(session):  # type: ignore[no-untyped-def]
     yield
     _GUARD.check("collection")
+    try:
+        _GUARD.add_canaries(session)
+    except Exception as error:  # the guard never breaks a session: the record says why
+        _GUARD.canary_error = "not added: %s: %s" % (type(error).__name__, error)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report):  # type: ignore[no-untyped-def]
+    _GUARD.canary_report(report)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
