@@ -699,6 +699,7 @@ def test_a_runner_that_lies_about_every_test_is_caught_by_its_canaries(tmp_path:
     assert sorted(f.detail for f in found) == [
         "the guard's assert canary should be xfailed: reported failed, seen passed",
         "the guard's exception canary should be xfailed: reported not run, seen not run",
+        "the guard's pass canary should be passed: reported not run, seen not run",
         "the guard's raises canary should be xfailed: reported not run, seen not run",
     ]
 
