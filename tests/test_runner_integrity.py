@@ -332,7 +332,7 @@ def runtest(self):
 def _successes(log: str) -> dict[str, str]:
     """What SWE-bench's pytest log parser would read: ``STATUS nodeid`` lines."""
     found: dict[str, str] = {}
-    for line in log.splitlines():
+    for line in evidence.strip_records(log).splitlines():
         words = line.split()
         if len(words) >= 2 and words[0] in ("PASSED", "FAILED", "XFAIL", "ERROR", "SKIPPED"):
             found[words[1]] = words[0]
@@ -641,7 +641,9 @@ def _pytest_in_tree(tree: Path, lying: bool) -> None:
 
     source = Path(_pytest.__file__).parent
     shutil.copytree(source, tree / "src" / "_pytest", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(source.parent / "pytest", tree / "src" / "pytest", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        source.parent / "pytest", tree / "src" / "pytest", ignore=shutil.ignore_patterns("__pycache__")
+    )
     if lying:
         runner = tree / "src" / "_pytest" / "runner.py"
         text = runner.read_text()

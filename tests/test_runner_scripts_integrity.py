@@ -88,7 +88,10 @@ def _gold(project: rp.Project, where: Path) -> Any:
     found = evidence.records(log, "n0")
     assert len(found) == 1 and evidence.unconfirmed(found[0], successes) == {}
     baseline = evidence.baseline_of(found, successes)
-    assert baseline is not None and baseline["changes"] == {} and baseline["unconfirmed"] == []
+    assert baseline is not None and baseline["unconfirmed"] == []
+    # nothing of unittest or the runner changes; a test class may gain attributes as the tests run
+    # (unitcalc's runner notes teardown errors on it, as Django's does): the same in every run
+    assert all(key.startswith("test_numbers:") for key in baseline["changes"]), baseline["changes"]
     return baseline
 
 
@@ -134,6 +137,13 @@ CAUGHT = {
     ("unitcalc", "case-run"): {
         ("changed", "unittest.case:TestCase.run rebound"),
         ("unconfirmed", "{f2p}: the log says PASSED, the runner saw no such test"),
+    },
+    # a test-side class changed by product code: where the new member comes from
+    ("unitcalc", "helper-rebound"): {
+        (
+            "changed",
+            "test_numbers:NumbersTests.__dict__ rebound (test_clamp_inside (test_numbers.NumbersTests",
+        ),
     },
     ("unitcalc", "forged-log"): {("unconfirmed", "{f2p}: the log says PASSED, the runner saw failed")},
     ("symcalc", "reporter-patch"): {("changed", "symcalc.testing.runtests:PyTestReporter.test_fail rebound")},

@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_tebench.integrity.sandbox import tebench_core
+
 MARK = ">>>>> tebench-guard"
 #: The plugin's module name (``pytest -p tebench_guard``) and the folder that holds it.
 PLUGIN = "tebench_guard"
@@ -90,9 +92,16 @@ def records(log: str, nonce: str) -> list[dict[str, Any]]:
     return found
 
 
-def strip_records(log: str) -> str:
-    """``log`` without guard lines (what a report shows and what a log parser needs to see)."""
-    return "\n".join(line for line in log.splitlines() if not line.startswith(MARK))
+def strip_records(log: str, nonce: str = "") -> str:
+    """``log`` without guard lines (what a report shows and what a log parser needs to see) and,
+    given the run's nonce, without the lines of the guard's canaries (they are no test of the
+    instance: SWT-bench's status maps take every test of the log)."""
+    canaries = tebench_core.canary_module(nonce) if nonce else None
+    return "\n".join(
+        line
+        for line in log.splitlines()
+        if not line.startswith(MARK) and (canaries is None or canaries not in line)
+    )
 
 
 def unconfirmed(record: Mapping[str, Any], successes: Mapping[str, str]) -> dict[str, str]:

@@ -60,6 +60,14 @@ def forget_own_path():
         os.environ.pop("PYTHONPATH", None)
 
 
+def canary_module(nonce):
+    # type: (str) -> str
+    """The file name of the pytest guard's canaries (its own tests, :mod:`tebench_guard`): drawn
+    from the nonce, so the code under test cannot know it, and the host can take their lines out of
+    the log before grading."""
+    return "test_%s.py" % hashlib.sha256(("canary " + nonce).encode()).hexdigest()[:12]
+
+
 def in_tree(filename, tree):
     # type: (str, str) -> bool
     path = os.path.realpath(filename) if filename else ""
@@ -226,8 +234,8 @@ class Snapshot(object):
         """``(key, where the new object comes from)`` for every watched name bound to another object now."""
         changed = []  # type: list[tuple[str, str]]
         for module_name, module in self._modules:
-            current = sys.modules.get(module_name)
-            if current is not module and (current is not None or self.removal_counts):
+            entry = sys.modules.get(module_name)
+            if entry is not module and (entry is not None or self.removal_counts):
                 changed.append((module_name, "sys.modules entry replaced"))
         for key, container, name, old in self._bindings:
             current = container.get(name, MISSING)
@@ -238,8 +246,19 @@ class Snapshot(object):
                 changed.append((key, "code replaced: " + where(target)))
         for key, members, size in self._sizes:
             if len(members) != size:
-                changed.append((key, "class attributes added or removed"))
+                changed.append((key, _members_changed(self.objects[key], members)))
         return changed
+
+
+def _members_changed(before, members):
+    # type: (object, typing.Mapping[str, object]) -> str
+    """What was added to (and where it comes from) or removed from a class since its snapshot."""
+    old = set(before) if isinstance(before, tuple) else set()
+    added = sorted(set(members) - old)
+    removed = sorted(old - set(members))
+    parts = ["%s added: %s" % (name, where(members.get(name, MISSING))) for name in added[:5]]
+    parts += ["%s removed" % name for name in removed[:5]]
+    return "class attributes changed: " + "; ".join(parts)
 
 
 class TestSide(object):
@@ -324,7 +343,7 @@ class TestSide(object):
         if type(spec.loader) is importlib.machinery.SourceFileLoader:
             # the usual loader, kept a SourceFileLoader (pkg_resources picks providers by its type)
             spec.loader = _WatchedSourceLoader(spec.loader.name, spec.loader.path)
-            spec.loader.watch = self  # type: ignore[attr-defined]
+            spec.loader.watch = self
         else:
             spec.loader = _WatchedLoader(spec.loader, self, name)
         return spec
@@ -381,7 +400,7 @@ def _legacy_spec(name, loader, watch):
     # type: (str, typing.Any, TestSide) -> typing.Any
     spec = importlib.util.spec_from_loader(name, loader)
     if spec is not None and watch.wanted(name, spec.origin):
-        spec.loader = _LegacyLoader(loader, watch)
+        spec.loader = _LegacyLoader(loader, watch)  # type: ignore[assignment]
     return spec
 
 

@@ -206,7 +206,8 @@ class _Guard:
         if getattr(option, "collectonly", False):
             self.canary_error = "not added: --collect-only"
             return
-        if hasattr(config, "workerinput") or hasattr(config, "slaveinput") or getattr(option, "numprocesses", None):
+        worker = hasattr(config, "workerinput") or hasattr(config, "slaveinput")
+        if worker or getattr(option, "numprocesses", None):
             # xdist's workers must collect the same items; the controller runs none
             self.canary_error = "not added: pytest-xdist"
             return
@@ -221,7 +222,7 @@ class _Guard:
             number = int(token[24 + 4 * index : 28 + 4 * index], 16) + 1
             source.append("\n\n%sdef %s():\n%s" % (marker, name, body.format(n=number)))
         self.canary_folder = tempfile.mkdtemp(prefix="tmp" + token[:6])
-        path = os.path.join(self.canary_folder, "test_%s.py" % token[:12])
+        path = os.path.join(self.canary_folder, core.canary_module(_NONCE))
         with open(path, "w") as handle:
             handle.write("".join(source))
         saved_path = list(sys.path)
@@ -232,9 +233,9 @@ class _Guard:
             # the import mode may have put the folder on sys.path: the tests never see it
             sys.path[:] = saved_path
         for node in items:
-            kind = names.get(getattr(node, "name", ""))
-            if kind is not None:
-                self.canaries[str(node.nodeid)] = kind
+            canary = names.get(str(getattr(node, "name", "")))
+            if canary is not None:
+                self.canaries[str(node.nodeid)] = canary
         session.items.extend(node for node in items if str(node.nodeid) in self.canaries)
         if hasattr(session, "testscollected"):
             session.testscollected += len(self.canaries)
@@ -267,7 +268,8 @@ class _Guard:
                 found[kind] = {"expected": expected, "reported": missing, "seen": missing}
                 continue
             reported = self.canary_reports.get(nodeid, "not run")
-            found[kind] = {"expected": expected, "reported": reported, "seen": outcomes.get(nodeid, "not run")}
+            seen = outcomes.get(nodeid, "not run")
+            found[kind] = {"expected": expected, "reported": reported, "seen": seen}
         return found
 
     # -- the record --------------------------------------------------------------------------
@@ -348,7 +350,7 @@ def _function_prefix(config):
     for pattern in patterns:
         head = pattern.split("*")[0]
         if head and not any(c in head for c in "?[]"):
-            return head
+            return str(head)
     return "test"
 
 
@@ -364,7 +366,7 @@ def _module_node(session, path):
             return from_parent(session, path=pathlib.Path(path))
         except TypeError:
             pass
-    import py  # pytest < 7 depends on it
+    import py  # type: ignore[import-untyped]  # pytest < 7 depends on it
 
     if from_parent is not None:
         return from_parent(session, fspath=py.path.local(path))
