@@ -127,6 +127,7 @@ class _Guard:
         self.canary_reports = {}  # type: dict[str, str]
         self.canary_error = ""
         self.canary_folder = ""
+        self.canary_items = []  # type: list[typing.Any]
         #: hook functions already described, by id (the functions are held in the values)
         self.described = {}  # type: dict[int, tuple[object, tuple[str, ...], dict[str, object]]]
 
@@ -228,6 +229,9 @@ class _Guard:
         saved_path = list(sys.path)
         try:
             module = _module_node(session, path)
+            if not getattr(module, "nodeid", None):
+                # pytest 3.x names a file outside the rootdir and the initial paths None
+                module._nodeid = os.path.basename(path)
             items = [node for node in module.collect() if isinstance(node, pytest.Item)]
         finally:
             # the import mode may have put the folder on sys.path: the tests never see it
@@ -236,9 +240,19 @@ class _Guard:
             canary = names.get(str(getattr(node, "name", "")))
             if canary is not None:
                 self.canaries[str(node.nodeid)] = canary
-        session.items.extend(node for node in items if str(node.nodeid) in self.canaries)
+        self.canary_items = [node for node in items if str(node.nodeid) in self.canaries]
         if hasattr(session, "testscollected"):
-            session.testscollected += len(self.canaries)
+            session.testscollected += len(self.canary_items)
+
+    def run_canaries(self):
+        # type: () -> None
+        """The canaries, once the session's own loop has run every test and torn everything down
+        (so a session fixture's teardown error stays on the instance's last test)."""
+        items = self.canary_items
+        self.canary_items = []
+        for index, item in enumerate(items):
+            following = items[index + 1] if index + 1 < len(items) else None
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
 
     def canary_report(self, report):
         # type: (typing.Any) -> None
@@ -396,7 +410,8 @@ def _is_test_file(filename, item):
 
 def _has_xfail_marker(item):
     # type: (object) -> bool
-    getter = getattr(item, "get_closest_marker", None)
+    # get_closest_marker from pytest 3.6, get_marker before (removed in 4.1)
+    getter = getattr(item, "get_closest_marker", None) or getattr(item, "get_marker", None)
     return bool(getter and getter("xfail") is not None)
 
 
@@ -418,6 +433,15 @@ def pytest_collection(session):  # type: ignore[no-untyped-def]
         _GUARD.add_canaries(session)
     except Exception as error:  # the guard never breaks a session: the record says why
         _GUARD.canary_error = "not added: %s: %s" % (type(error).__name__, error)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtestloop(session):  # type: ignore[no-untyped-def]
+    outcome = yield
+    # after the session's own tests, unless it stopped (collection errors, -x, --maxfail, ^C)
+    stopped = getattr(session, "shouldstop", False) or getattr(session, "shouldfail", False)
+    if getattr(outcome, "excinfo", None) is None and not stopped:
+        _GUARD.run_canaries()
 
 
 @pytest.hookimpl(tryfirst=True)
