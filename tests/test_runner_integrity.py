@@ -422,7 +422,7 @@ def test_an_honest_run_has_no_findings_and_a_wrong_fix_is_just_unresolved(
         ("forged-log", "unconfirmed", f"{F2P}: the log says PASSED, the runner saw failed"),
         ("xfail", "anomaly", f"xfail-raised-by {F2P} calc.py"),
         ("swapped-test", "changed", "_pytest.python:Function.runtest rebound"),
-        ("helper-rebound", "changed", "helpers:assert_equal rebound (collection): calc (/"),
+        ("helper-rebound", "test-side", "helpers:assert_equal rebound (collection): calc (/"),
     ],
 )
 def test_each_in_process_route_is_caught_against_the_gold_run(
@@ -730,3 +730,28 @@ def test_canaries_are_judged_on_what_they_should_be_and_what_gold_shows() -> Non
     # the rule is part of the judgement, with or without a baseline
     rules = evidence.findings([all_xfail], successes={}, resolved_by_log=False, baseline=None)
     assert [f.rule for f in rules] == ["canary"]
+
+
+def test_test_side_changes_are_judged_against_gold_s_and_swt_bench_leaves_them() -> None:
+    from pytest_tebench.benchmarks.swtbench import integrity as swt_integrity
+
+    noted = {"t:Tests.__dict__": {"by": "class attributes changed: x added: builtins (list)", "when": "t"}}
+    gold: dict[str, Any] = {"static": {}, "changes": {}, "test_side": noted, "unconfirmed": []}
+    rebound = {
+        "pkg.testing:raises": {"by": "pkg.core (/workspace/pkg/core/__init__.py:9)", "when": "collection"}
+    }
+    run = {**gold, "outcomes": {}, "test_side": {**noted, **rebound}}
+    found = evidence.findings([run], successes={}, resolved_by_log=True, baseline=gold)
+    assert found == [
+        evidence.Finding(
+            "test-side",
+            "pkg.testing:raises rebound (collection): pkg.core (/workspace/pkg/core/__init__.py:9)",
+        )
+    ]
+    # SWT-bench's prediction is test code: what it does to test-side modules is not gold's
+    assert (
+        evidence.findings(
+            [run], successes={}, resolved_by_log=True, baseline=gold, ignore=swt_integrity.NOT_APPLIED_RULES
+        )
+        == []
+    )

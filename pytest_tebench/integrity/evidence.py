@@ -22,6 +22,9 @@ the only difference is the prediction), when the run has
   baseline's (``static``: per module digests);
 * ``changed``: a verdict-making function, class member or built-in rebound during the run that the
   baseline did not rebind the same way;
+* ``test-side``: a function or class of a test-side module of the tree (a test helper such as
+  ``sympy.testing.pytest``, a test module), or a test class's members, changed after the module's
+  own code ran, not the same way in the baseline;
 * ``hook``: a hook implementation of a verdict-making hook the baseline does not have;
 * ``test-code``: a test whose function's code differs from the baseline's (the same test files);
 * ``item-class`` / ``anomaly`` / ``tracer``: item classes, replaced ``runtest`` methods,
@@ -176,6 +179,10 @@ def _findings(
     for key, change in sorted(dict(record.get("changes") or {}).items()):
         if base_changes.get(key, {}).get("by") != change.get("by"):
             result.append(Finding("changed", f"{key} rebound ({change.get('when')}): {change.get('by')}"))
+    base_side = dict(base.get("test_side") or {})
+    for key, change in sorted(dict(record.get("test_side") or {}).items()):
+        if base_side.get(key, {}).get("by") != change.get("by"):
+            result.append(Finding("test-side", f"{key} rebound ({change.get('when')}): {change.get('by')}"))
     base_hooks = {_hook_key(h) for h in base.get("hooks") or ()}
     for hook in record.get("hooks") or ():
         if _hook_key(hook) not in base_hooks:

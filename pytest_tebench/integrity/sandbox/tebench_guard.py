@@ -117,6 +117,9 @@ class _Guard:
         self.static = self.start.static()
         self.config = None  # type: object
         self.changes = {}  # type: dict[str, dict[str, str]]
+        #: the same for the tree's test-side modules (a rule of their own: SWT-bench's prediction
+        #: is test code, whose doings to itself are not gold's)
+        self.test_side = {}  # type: dict[str, dict[str, str]]
         self.hooks = {}  # type: dict[tuple[str, ...], dict[str, object]]
         self.items = {}  # type: dict[str, str]
         self.item_classes = set()  # type: set[str]
@@ -134,9 +137,12 @@ class _Guard:
     # -- checks ------------------------------------------------------------------------------
     def check(self, when):
         # type: (str) -> None
-        for key, where in self.start.changes() + _TEST_SIDE.changes():
+        for key, where in self.start.changes():
             if key not in self.changes:
                 self.changes[key] = {"when": when, "by": where}
+        for key, where in _TEST_SIDE.changes():
+            if key not in self.test_side:
+                self.test_side[key] = {"when": when, "by": where}
         self.check_hooks(when)
 
     def check_hooks(self, when):
@@ -325,6 +331,7 @@ class _Guard:
             "python": sys.version.split()[0],
             "static": self.static,
             "changes": self.changes,
+            "test_side": self.test_side,
             "hooks": sorted(
                 self.hooks.values(), key=lambda h: (str(h["hook"]), str(h["module"]), str(h["function"]))
             ),

@@ -80,6 +80,7 @@ class _Guard(object):
         self.runners = runners
         self.output = core.Output(nonce)
         self.changes = {}  # type: dict[str, dict[str, str]]
+        self.test_side_changes = {}  # type: dict[str, dict[str, str]]
         self.items = {}  # type: dict[str, str]
         self.outcome = {}  # type: dict[str, str]
         self.anomalies = set()  # type: set[tuple[str, str, str]]
@@ -93,9 +94,12 @@ class _Guard(object):
 
     def check(self, when):
         # type: (str) -> None
-        for key, by in self.start.changes() + self.test_side.changes():
+        for key, by in self.start.changes():
             if key not in self.changes:
                 self.changes[key] = {"when": when, "by": by}
+        for key, by in self.test_side.changes():
+            if key not in self.test_side_changes:
+                self.test_side_changes[key] = {"when": when, "by": by}
 
     def seen(self, names, outcome):
         # type: (list[str], str) -> None
@@ -130,6 +134,7 @@ class _Guard(object):
             "python": sys.version.split()[0],
             "static": self.static,
             "changes": self.changes,
+            "test_side": self.test_side_changes,
             "hooks": [],
             "item_classes": [],
             "items": self.items,
