@@ -6,6 +6,9 @@
   digests of what is defined outside the tree under test (comparable with another run's);
 * :func:`code_digest` / :func:`origin` / :func:`where`: the same code gives the same digest in
   every process; where an object comes from, for the evidence;
+* :class:`TestSide`: the tree's test-side modules (:func:`is_test_side`), snapshotted by an import
+  hook right after their own code has run, then compared like the runner's;
+* :func:`canary_module`: the file name of the pytest guard's canaries, drawn from the nonce;
 * :class:`Output`: the real standard output, taken at start, and the one nonce-tagged record line
   ``>>>>> tebench-guard <nonce> <json>`` written to it at the end.
 

@@ -12,6 +12,12 @@ prediction that changes those). It
 * records the hook implementations of the hooks that make a verdict, the item classes, and per
   test a digest of the test function's code and the outcome it saw itself, from the raw call
   information (before any other plugin's report hook runs);
+* watches the tree's test-side modules (test helpers, test modules) from the moment their own code
+  has run (:class:`tebench_core.TestSide`, an import hook installed at import), checked at the same
+  points;
+* runs canaries after the session's own tests: tests of its own whose verdict is known, written
+  outside the tree under names drawn from the nonce, and records what the runner reported of them
+  (a runner that lies about every test, where the runner is the code under test, is caught);
 * writes one line, ``>>>>> tebench-guard <nonce> <json>``, to a copy of the standard output taken
   at import, when pytest unconfigures.
 
@@ -19,8 +25,8 @@ It writes no verdict of its own: the host (``pytest_tebench.integrity.evidence``
 record with the graded log and with the gold run of the same instance. What it shares with the
 runner-script launcher (the snapshot, the record line) is :mod:`tebench_core`. Kept to Python 3.5
 syntax (type comments: the Ubuntu-suite environments are 3.6, official django images 3.5) and to
-every pytest from 4.6 on, and importing nothing of pytest-tebench (it runs in the environment's
-interpreter, where pytest-tebench is not installed).
+every pytest from 3.3 on (astropy 1.3's pin), and importing nothing of pytest-tebench (it runs in
+the environment's interpreter, where pytest-tebench is not installed).
 """
 
 import hashlib
@@ -206,8 +212,8 @@ class _Guard:
     # -- canaries ----------------------------------------------------------------------------
     def add_canaries(self, session):
         # type: (typing.Any) -> None
-        """The canaries appended to the session's items, from a module written outside the tree
-        (names drawn from the nonce: a prediction cannot know them)."""
+        """The canaries collected, from a module written outside the tree (names drawn from the
+        nonce: a prediction cannot know them), to run after the session's loop."""
         config = session.config
         option = config.option
         if getattr(option, "collectonly", False):
