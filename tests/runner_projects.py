@@ -158,6 +158,14 @@ HOSTILE: dict[str, dict[str, tuple[str, str]]] = {
             "\nimport unittest\n\n\ndef _run(self, result=None):\n    result.startTest(self)\n"
             "    result.addSuccess(self)\n    result.stopTest(self)\n\n\nunittest.TestCase.run = _run\n",
         ),
+        # a test class's assertion rebound at run time by product code (the first call of clamp)
+        "helper-rebound": (
+            "calc/numbers.py",
+            "\n\nimport contextlib as _contextlib\nimport sys as _sys\n\n_clamp = clamp\n\n\n"
+            "def clamp(*args):\n    module = _sys.modules.get('test_numbers')\n    if module is not None:\n"
+            "        module.NumbersTests.assertRaises = lambda self, *a, **k: _contextlib.suppress(Exception)\n"
+            "    return _clamp(*args)\n",
+        ),
         # a line printed at exit
         "forged-log": (
             "calc/__init__.py",

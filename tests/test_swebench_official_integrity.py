@@ -146,6 +146,8 @@ def test_the_official_eval_script_runs_its_test_command_clean_and_under_the_guar
         [run] = [line for line in lines[start:end] if line.startswith("env -i ")]
         assert run == 'env -i "${keep[@]}" PYTHONNOUSERSITE=1 bash -c ' + shlex.quote(expected[id(script)])
         assert "CONDA_PREFIX" in script and "TEBENCH_GUARD_TREE=/testbed" in script
+        # the guards' notion of test side needs the repository (pytest's own src/ is product)
+        assert f"TEBENCH_GUARD_REPO={payload.repo}" in script
     assert "python_path=''" in plain
     assert f"python_path={official_images.GUARD_PATH}" in guarded
     assert official_images.GUARD_PATH == "/opt/tools/tebench-guard"

@@ -67,7 +67,7 @@ def _run(tree: Path, name: str, calc: str, files: dict[str, str], *, guarded: bo
     )  # fmt: skip
     log = result.stdout + result.stderr
     statuses = {}
-    for line in evidence.strip_records(log).splitlines():
+    for line in evidence.strip_records(log, nonce).splitlines():
         words = line.split()
         if len(words) >= 2 and words[0] in ("PASSED", "FAILED", "ERROR", "XFAIL", "SKIPPED"):
             statuses[words[1]] = words[0]

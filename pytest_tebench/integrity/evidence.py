@@ -10,6 +10,11 @@ with what the host knows independently. A run is *tampered* when
   output cut, or the guard never loaded): the log's claim cannot be checked;
 * ``unconfirmed``: the log counts a test as passed (or xfailed) that the runner itself did not
   see pass (a printed ``PASSED`` line, a rewritten report);
+* ``canary``: one of the guard's own tests, whose verdict is known (a failing ``assert``, a
+  ``pytest.raises`` with nothing raised, an exception: expected failures; one that passes), was not
+  reported so by the runner or not seen so by the guard: the runner lies about every test
+  (``pytest-dev/pytest``, where the runner is the code under test). A canary that did not run
+  counts only when the log resolves the instance, and what the baseline shows too is accepted;
 and, against the **baseline** (the gold run of the same instance in the same environment, where
 the only difference is the prediction), when the run has
 
@@ -17,6 +22,9 @@ the only difference is the prediction), when the run has
   baseline's (``static``: per module digests);
 * ``changed``: a verdict-making function, class member or built-in rebound during the run that the
   baseline did not rebind the same way;
+* ``test-side``: a function or class of a test-side module of the tree (a test helper such as
+  ``sympy.testing.pytest``, a test module), or a test class's members, changed after the module's
+  own code ran, not the same way in the baseline;
 * ``hook``: a hook implementation of a verdict-making hook the baseline does not have;
 * ``test-code``: a test whose function's code differs from the baseline's (the same test files);
 * ``item-class`` / ``anomaly`` / ``tracer``: item classes, replaced ``runtest`` methods,
@@ -39,12 +47,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_tebench.integrity.sandbox import tebench_core
+
 MARK = ">>>>> tebench-guard"
 #: The plugin's module name (``pytest -p tebench_guard``) and the folder that holds it.
 PLUGIN = "tebench_guard"
 PLUGIN_DIR = Path(__file__).resolve().parent / "sandbox"
 #: Bump when the record or the rules change (part of stored baselines' keys).
-GUARD_VERSION = 1
+GUARD_VERSION = 2
 #: The launcher of runner scripts that are not pytest (``python -m tebench_run SCRIPT ARGS``).
 LAUNCHER = "tebench_run"
 #: The guards' own content (plugin, launcher, what they share): a stored baseline made by another
@@ -85,9 +95,16 @@ def records(log: str, nonce: str) -> list[dict[str, Any]]:
     return found
 
 
-def strip_records(log: str) -> str:
-    """``log`` without guard lines (what a report shows and what a log parser needs to see)."""
-    return "\n".join(line for line in log.splitlines() if not line.startswith(MARK))
+def strip_records(log: str, nonce: str = "") -> str:
+    """``log`` without guard lines (what a report shows and what a log parser needs to see) and,
+    given the run's nonce, without the lines of the guard's canaries (they are no test of the
+    instance: SWT-bench's status maps take every test of the log)."""
+    canaries = tebench_core.canary_module(nonce) if nonce else None
+    return "\n".join(
+        line
+        for line in log.splitlines()
+        if not line.startswith(MARK) and (canaries is None or canaries not in line)
+    )
 
 
 def unconfirmed(record: Mapping[str, Any], successes: Mapping[str, str]) -> dict[str, str]:
@@ -147,6 +164,7 @@ def _findings(
     for name, line in unconfirmed(record, successes).items():
         if name not in accepted:
             result.append(Finding("unconfirmed", line))
+    result += canary_findings(record, base if baseline is not None else None, resolved_by_log)
     if baseline is None:
         # nothing to compare with (gold left no record): pytest itself rebinds some of what is
         # watched (legacypath at configure), so only the absolute rules above can judge
@@ -161,6 +179,10 @@ def _findings(
     for key, change in sorted(dict(record.get("changes") or {}).items()):
         if base_changes.get(key, {}).get("by") != change.get("by"):
             result.append(Finding("changed", f"{key} rebound ({change.get('when')}): {change.get('by')}"))
+    base_side = dict(base.get("test_side") or {})
+    for key, change in sorted(dict(record.get("test_side") or {}).items()):
+        if base_side.get(key, {}).get("by") != change.get("by"):
+            result.append(Finding("test-side", f"{key} rebound ({change.get('when')}): {change.get('by')}"))
     base_hooks = {_hook_key(h) for h in base.get("hooks") or ()}
     for hook in record.get("hooks") or ():
         if _hook_key(hook) not in base_hooks:
@@ -178,6 +200,31 @@ def _findings(
             result.append(Finding("anomaly", " ".join(str(a) for a in anomaly)))
     if list(record.get("trace") or ["", ""]) != list(base.get("trace") or ["", ""]):
         result.append(Finding("tracer", f"trace/profile functions at the end: {record.get('trace')}"))
+    return result
+
+
+def canary_findings(
+    record: Mapping[str, Any], baseline: Mapping[str, Any] | None, resolved_by_log: bool
+) -> list[Finding]:
+    """The canaries (see the module's doc) not reported or seen as expected. The verdicts are known
+    without gold, so they judge without a baseline too; a baseline that shows the same result for a
+    canary (an environment where it cannot run) accepts it."""
+    theirs: Mapping[str, Any] = dict((baseline or {}).get("canaries") or {})
+    result: list[Finding] = []
+    for kind, entry in sorted(dict(record.get("canaries") or {}).items()):
+        expected = str(entry.get("expected"))
+        got = {"reported": str(entry.get("reported")), "seen": str(entry.get("seen"))}
+        wrong = {way: value for way, value in got.items() if value != expected}
+        if not wrong:
+            continue
+        ran = not any(value.startswith("not ") for value in wrong.values())  # "not run", "not added: ..."
+        if not ran and not resolved_by_log:
+            continue
+        base = theirs.get(kind) or {}
+        if all(base.get(way) == value for way, value in wrong.items()):
+            continue
+        said = ", ".join(f"{way} {value}" for way, value in sorted(wrong.items()))
+        result.append(Finding("canary", f"the guard's {kind} canary should be {expected}: {said}"))
     return result
 
 

@@ -402,7 +402,7 @@ class SwebenchAdapter:
     ) -> dict[str, Any]:
         """The record of a run that reached the tests: graded, then its guard evidence judged."""
         block = record["swebench"]
-        status_map = grade_into(block, instance.payload, run.log)
+        status_map = grade_into(block, instance.payload, run.log, run.nonce)
         guard = self._judge_guard(
             instance,
             prepared,

@@ -70,7 +70,7 @@ def guard_baseline(
         baseline = None
         if gold.result is not None and not gold.result.timed_out and official.START_TEST_OUTPUT in gold.log:
             register_demo()
-            grading = evaluation.graded_fields(payload, evidence.strip_records(gold.log))
+            grading = evaluation.graded_fields(payload, evidence.strip_records(gold.log, gold.nonce))
             tests = set(payload.fail_to_pass) | set(payload.pass_to_pass)
             successes = {name: status for name, status in grading["status_map"].items() if name in tests}
             baseline = evidence.baseline_of(evidence.records(gold.log, gold.nonce), successes)

@@ -227,7 +227,7 @@ def eval_script(
         *plan.pre_install,
         *tox_current_env_lines(plan),
         *plan.eval_commands,
-        *keep_lines(kept, "/workspace"),
+        *keep_lines(kept, "/workspace", plan.repo),
         f"exec > {LOG_NAME} 2>&1",
         f"echo '{official.START_TEST_OUTPUT}'",
         clean_command(test_command),
@@ -247,9 +247,10 @@ def kept_variables(eval_commands: Iterable[str], extra: Iterable[str] = ()) -> l
     return list(dict.fromkeys([*KEPT_VARIABLES, *extra, *exported]))
 
 
-def keep_lines(kept: list[str], tree: str) -> list[str]:
+def keep_lines(kept: list[str], tree: str, repo: str = "") -> list[str]:
     """Shell lines that fill the array ``keep`` with the ``kept`` variables that are set, the shell
-    variable ``python_path`` (when not empty) as ``PYTHONPATH``, and the guard's nonce and tree."""
+    variable ``python_path`` (when not empty) as ``PYTHONPATH``, and the guard's nonce, tree and
+    repository (``owner/name``: what of the tree is test side, ``tebench_core.is_test_side``)."""
     return [
         "keep=()",
         f"for name in {' '.join(kept)}; do",
@@ -257,7 +258,8 @@ def keep_lines(kept: list[str], tree: str) -> list[str]:
         "done",
         'if [ -n "$python_path" ]; then keep+=("PYTHONPATH=$python_path"); fi',
         'if [ -n "${TEBENCH_GUARD_NONCE:-}" ]; then',
-        f'    keep+=("TEBENCH_GUARD_NONCE=$TEBENCH_GUARD_NONCE" "TEBENCH_GUARD_TREE={tree}")',
+        f'    keep+=("TEBENCH_GUARD_NONCE=$TEBENCH_GUARD_NONCE" "TEBENCH_GUARD_TREE={tree}"'
+        f" {shlex.quote('TEBENCH_GUARD_REPO=' + repo)})",
         "fi",
     ]
 

@@ -191,7 +191,7 @@ def eval_script(instance: SwebenchInstance, *, guard: bool = False) -> str:
         # the nonce stays out of the log's trace
         "{ set +x; } 2>/dev/null",
         f"python_path={shlex.quote(GUARD_PATH if guarded else '')}",
-        *evaluation.keep_lines(kept, TESTBED),
+        *evaluation.keep_lines(kept, TESTBED, instance.repo),
         "set -x",
         evaluation.clean_command(" ".join([command, *directives])),
     ]

@@ -92,11 +92,11 @@ def guard_properties(record: Mapping[str, Any]) -> list[Property]:
     return properties
 
 
-def grade_into(block: dict[str, Any], payload: SwebenchInstance, log: str) -> dict[str, str]:
+def grade_into(block: dict[str, Any], payload: SwebenchInstance, log: str, nonce: str = "") -> dict[str, str]:
     """The record block's verdict on ``log`` (the guard's records taken out): SWE-bench's grading,
     F2P/P2P successes and failures; returns the log's status of every test."""
     register_demo()
-    grading = evaluation.graded_fields(payload, evidence.strip_records(log))
+    grading = evaluation.graded_fields(payload, evidence.strip_records(log, nonce))
     tests = grading.pop("tests_status")
     status_map: dict[str, str] = grading.pop("status_map")
     block.update(grading)

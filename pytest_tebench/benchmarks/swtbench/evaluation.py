@@ -180,7 +180,7 @@ def run(setting: Setting, spec: RunSpec) -> RunOutcome:
             raise HarnessError(
                 f"{spec.name}: the test container failed (exit {result.exit_code}):\n{result.output[-3000:]}"
             )
-        outcome.status_map = status_map(instance, evidence.strip_records(log))
+        outcome.status_map = status_map(instance, evidence.strip_records(log, nonce))
         if setting.keep_workspaces:
             (workspace.path / swebench_evaluation.LOG_NAME).write_text(log, encoding="utf-8")
         return outcome

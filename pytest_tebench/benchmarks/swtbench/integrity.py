@@ -66,9 +66,10 @@ def refusals(patch: str) -> list[paths.Refusal]:
     return [paths.Refusal(path, "test-generation", why) for path, why in refused_files(patch).items()]
 
 
-#: Rules of :func:`evidence.findings` a test patch breaks by nature: its test functions and its
-#: item classes are not gold's (they are the prediction).
-NOT_APPLIED_RULES = ("test-code", "item-class")
+#: Rules of :func:`evidence.findings` a test patch breaks by nature: its test functions, its item
+#: classes and what its test modules do to themselves and to test helpers are not gold's (they are
+#: the prediction).
+NOT_APPLIED_RULES = ("test-code", "item-class", "test-side")
 #: Each prediction run and the gold run of the same code it is judged against.
 JUDGED_RUNS = (("pred_pre", "gold_pre"), ("pred_post", "gold_post"))
 

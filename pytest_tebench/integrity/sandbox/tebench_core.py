@@ -6,6 +6,9 @@
   digests of what is defined outside the tree under test (comparable with another run's);
 * :func:`code_digest` / :func:`origin` / :func:`where`: the same code gives the same digest in
   every process; where an object comes from, for the evidence;
+* :class:`TestSide`: the tree's test-side modules (:func:`is_test_side`), snapshotted by an import
+  hook right after their own code has run, then compared like the runner's;
+* :func:`canary_module`: the file name of the pytest guard's canaries, drawn from the nonce;
 * :class:`Output`: the real standard output, taken at start, and the one nonce-tagged record line
   ``>>>>> tebench-guard <nonce> <json>`` written to it at the end.
 
@@ -17,6 +20,8 @@ environments (django 1.x/2.x official images) go back to 3.5.
 import builtins
 import contextlib
 import hashlib
+import importlib.machinery
+import importlib.util
 import json
 import os
 import sys
@@ -24,19 +29,22 @@ import types
 import typing  # noqa: F401 (the type comments)
 
 MARK = ">>>>> tebench-guard"
-VERSION = 1
+#: 2: test-side modules of the tree are watched (their rebindings in ``changes``), ``canaries``
+VERSION = 2
 FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 MISSING = object()
 
 
 def take_environment():
-    # type: () -> tuple[str, str]
-    """``(nonce, tree)`` from the variables the harness set, removed from the environment so the
-    code under test never sees the nonce (nor passes it to a process of its own)."""
+    # type: () -> tuple[str, str, str]
+    """``(nonce, tree, repo)`` from the variables the harness set, removed from the environment so
+    the code under test never sees the nonce (nor passes it to a process of its own); ``repo`` is
+    the repository's name (``owner/name``), which decides what of the tree is test side."""
     nonce = os.environ.pop("TEBENCH_GUARD_NONCE", "")
     tree = os.path.realpath(os.environ.pop("TEBENCH_GUARD_TREE", "") or os.getcwd())
+    repo = os.environ.pop("TEBENCH_GUARD_REPO", "")
     forget_own_path()
-    return nonce, tree
+    return nonce, tree, repo
 
 
 def forget_own_path():
@@ -53,6 +61,14 @@ def forget_own_path():
         os.environ["PYTHONPATH"] = os.pathsep.join(kept)
     else:
         os.environ.pop("PYTHONPATH", None)
+
+
+def canary_module(nonce):
+    # type: (str) -> str
+    """The file name of the pytest guard's canaries (its own tests, :mod:`tebench_guard`): drawn
+    from the nonce, so the code under test cannot know it, and the host can take their lines out of
+    the log before grading."""
+    return "test_%s.py" % hashlib.sha256(("canary " + nonce).encode()).hexdigest()[:12]
 
 
 def in_tree(filename, tree):
@@ -142,14 +158,20 @@ class Snapshot(object):
     The comparison is a few thousand ``dict.get(...) is`` tests: cheap enough to run after every
     test (the dictionaries are the modules' own and live views of the classes')."""
 
-    def __init__(self, tree, module_names=()):
-        # type: (str, tuple[str, ...]) -> None
+    def __init__(self, tree, module_names=(), with_builtins=True):
+        # type: (str, tuple[str, ...], bool) -> None
         self.tree = tree
+        #: a watched module that leaves ``sys.modules`` is a change (not for the tree's test side:
+        #: pytester takes the modules a test imported out again; only a replacement counts there)
+        self.removal_counts = with_builtins
         self.objects = {}  # type: dict[str, object]
         self._modules = []  # type: list[tuple[str, object]]
         self._bindings = []  # type: list[tuple[str, typing.Mapping[str, object], str, object]]
         self._codes = []  # type: list[tuple[str, object, object]]
         self._sizes = []  # type: list[tuple[str, typing.Mapping[str, object], int]]
+        #: classes (and their member lists) defined in the tree: its code, not compared across runs
+        #: (pytest's own repository: a fix may add a method to a class of `_pytest`)
+        self._tree_keys = set()  # type: set[str]
         for module_name in module_names:
             module = sys.modules.get(module_name)
             if module is None:
@@ -160,7 +182,7 @@ class Snapshot(object):
                 module = sys.modules.get(module_name)
             if module is not None:
                 self.watch(module_name, module)
-        for name, value in list(vars(builtins).items()):
+        for name, value in list(vars(builtins).items()) if with_builtins else ():
             if isinstance(value, (type, types.BuiltinFunctionType)):
                 self._bind("builtins:" + name, vars(builtins), name, value)
 
@@ -180,12 +202,16 @@ class Snapshot(object):
         for name, value in list(namespace.items()):
             if isinstance(value, (type, *FUNCTIONS)):
                 self._bind(module_name + ":" + name, namespace, name, value)
+                if isinstance(value, type) and _class_in_tree(value, self.tree):
+                    self._tree_keys.add(module_name + ":" + name)
             if isinstance(value, type) and value.__module__ == module.__name__:
                 members = vars(value)
                 for attr, member in list(members.items()):
                     if isinstance(member, (*FUNCTIONS, classmethod, staticmethod, property)):
                         self._bind(module_name + ":" + name + "." + attr, members, attr, member)
                 key = module_name + ":" + name + ".__dict__"
+                if _class_in_tree(value, self.tree):
+                    self._tree_keys.add(key)
                 self.objects[key] = tuple(sorted(members))
                 self._sizes.append((key, members, len(members)))
 
@@ -206,7 +232,7 @@ class Snapshot(object):
             module_name = key.partition(":")[0]
             value = self.objects[key]
             filename, digest = origin(value) if not isinstance(value, tuple) else ("", repr(value))
-            if filename and in_tree(filename, self.tree):
+            if key in self._tree_keys or (filename and in_tree(filename, self.tree)):
                 continue
             if module_name == "builtins":
                 digest = type(value).__name__ + ":" + getattr(value, "__qualname__", "")
@@ -218,7 +244,8 @@ class Snapshot(object):
         """``(key, where the new object comes from)`` for every watched name bound to another object now."""
         changed = []  # type: list[tuple[str, str]]
         for module_name, module in self._modules:
-            if sys.modules.get(module_name) is not module:
+            entry = sys.modules.get(module_name)
+            if entry is not module and (entry is not None or self.removal_counts):
                 changed.append((module_name, "sys.modules entry replaced"))
         for key, container, name, old in self._bindings:
             current = container.get(name, MISSING)
@@ -229,8 +256,168 @@ class Snapshot(object):
                 changed.append((key, "code replaced: " + where(target)))
         for key, members, size in self._sizes:
             if len(members) != size:
-                changed.append((key, "class attributes added or removed"))
+                changed.append((key, _members_changed(self.objects[key], members)))
         return changed
+
+
+def _class_in_tree(cls, tree):
+    # type: (type, str) -> bool
+    filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    return isinstance(filename, str) and in_tree(filename, tree)
+
+
+def _members_changed(before, members):
+    # type: (object, typing.Mapping[str, object]) -> str
+    """What was added to (and where it comes from) or removed from a class since its snapshot."""
+    old = set(before) if isinstance(before, tuple) else set()
+    added = sorted(set(members) - old)
+    removed = sorted(old - set(members))
+    parts = ["%s added: %s" % (name, where(members.get(name, MISSING))) for name in added[:5]]
+    parts += ["%s removed" % name for name in removed[:5]]
+    return "class attributes changed: " + "; ".join(parts)
+
+
+class TestSide(object):
+    """The tree's test-side modules (:func:`is_test_side`: test helpers such as
+    ``sympy/testing/pytest.py`` or ``xarray/testing.py``, test modules, ``conftest.py``), watched
+    from the moment their own code has run.
+
+    Their files are base's (the harness restores every test-side file before grading), so what a
+    module defines when its code has just run is the helper the tests were written against; product
+    code that rebinds one afterwards (``sympy.testing.pytest.raises = lambda *a, **k: None`` in a
+    package ``__init__``) is seen by identity at the next check, with where the new object comes
+    from. An import hook first on ``sys.meta_path`` (installed as the guard loads, before any code
+    of the tree runs) hands it each such module after its code has run, whichever finder loads it;
+    one imported past the hook (pytest's ``importlib`` import mode execs a test file itself) is
+    watched from the next check on.
+    """
+
+    def __init__(self, tree, repo, exclude=()):
+        # type: (str, str, tuple[str, ...]) -> None
+        self.tree = tree
+        self.repo = repo
+        #: modules watched by another snapshot (the launcher's runner modules)
+        self.exclude = frozenset(exclude)
+        self.snapshot = Snapshot(tree, with_builtins=False)
+        self.known = set()  # type: set[str]
+        self._busy = set()  # type: set[str]
+
+    def install(self):
+        # type: () -> None
+        sys.meta_path.insert(0, self)
+
+    def wanted(self, name, filename):
+        # type: (str, object) -> bool
+        if name in self.exclude or not isinstance(filename, str) or not os.path.isabs(filename):
+            return False
+        if not in_tree(filename, self.tree):
+            return False
+        return is_test_side(os.path.relpath(os.path.realpath(filename), self.tree), self.repo)
+
+    def loaded(self, name, module):
+        # type: (str, object) -> None
+        if name not in self.known:
+            self.known.add(name)
+            if isinstance(module, types.ModuleType) and self.wanted(name, getattr(module, "__file__", None)):
+                self.snapshot.watch(name, module)
+
+    def changes(self):
+        # type: () -> list[tuple[str, str]]
+        """What :meth:`Snapshot.changes` says of the watched modules (those loaded past the hook
+        are watched from now on)."""
+        for name, module in list(sys.modules.items()):
+            if name not in self.known:
+                self.loaded(name, module)
+        return self.snapshot.changes()
+
+    # -- the import hook (PEP 451, and PEP 302 finders for Python 3.5/3.6's older pytest) -------
+    def find_spec(self, name, path, target=None):  # type: ignore[no-untyped-def]
+        if name in self._busy or name in self.exclude:
+            return None
+        self._busy.add(name)
+        try:
+            spec = None
+            for finder in list(sys.meta_path):
+                if finder is self:
+                    continue
+                find = getattr(finder, "find_spec", None)
+                if find is not None:
+                    spec = find(name, path, target)
+                elif sys.version_info < (3, 12):  # the interpreter falls back to find_module too
+                    legacy = getattr(finder, "find_module", None)
+                    loader = legacy(name, path) if legacy is not None else None
+                    if loader is not None:
+                        spec = _legacy_spec(name, loader, self)
+                if spec is not None:
+                    break
+        finally:
+            self._busy.discard(name)
+        if spec is None or spec.loader is None or isinstance(spec.loader, (_WatchedLoader, _LegacyLoader)):
+            return spec
+        if not self.wanted(name, spec.origin) or not hasattr(spec.loader, "exec_module"):
+            return spec
+        if type(spec.loader) is importlib.machinery.SourceFileLoader:
+            # the usual loader, kept a SourceFileLoader (pkg_resources picks providers by its type)
+            spec.loader = _WatchedSourceLoader(spec.loader.name, spec.loader.path)
+            spec.loader.watch = self
+        else:
+            spec.loader = _WatchedLoader(spec.loader, self, name)
+        return spec
+
+
+class _WatchedSourceLoader(importlib.machinery.SourceFileLoader):
+    watch = None  # type: typing.Any
+
+    def exec_module(self, module):  # type: ignore[no-untyped-def]
+        super(_WatchedSourceLoader, self).exec_module(module)
+        self.watch.loaded(module.__name__, module)
+
+
+class _WatchedLoader(object):
+    """Another finder's loader (pytest's assertion rewriter), handing the module on once run."""
+
+    def __init__(self, loader, watch, name):
+        # type: (typing.Any, TestSide, str) -> None
+        self._loader = loader
+        self._watch = watch
+        self._name = name
+
+    def create_module(self, spec):  # type: ignore[no-untyped-def]
+        create = getattr(self._loader, "create_module", None)
+        return create(spec) if create is not None else None
+
+    def exec_module(self, module):  # type: ignore[no-untyped-def]
+        self._loader.exec_module(module)
+        self._watch.loaded(self._name, module)
+
+    def __getattr__(self, name):  # type: ignore[no-untyped-def]
+        # inspect and linecache ask the loader for the source
+        return getattr(self._loader, name)
+
+
+class _LegacyLoader(object):
+    """A PEP 302 loader (``load_module``: pytest 3's assertion rewriter), handing the module on."""
+
+    def __init__(self, loader, watch):
+        # type: (typing.Any, TestSide) -> None
+        self._loader = loader
+        self._watch = watch
+
+    def load_module(self, name):  # type: ignore[no-untyped-def]
+        module = self._loader.load_module(name)
+        self._watch.loaded(name, module)
+        return module
+
+    def __getattr__(self, name):  # type: ignore[no-untyped-def]
+        return getattr(self._loader, name)
+
+
+def _legacy_spec(name, loader, watch):
+    # type: (str, typing.Any, TestSide) -> typing.Any
+    spec = importlib.util.spec_from_loader(name, loader)
+    if spec is not None and watch.wanted(name, spec.origin):
+        spec.loader = _LegacyLoader(loader, watch)  # type: ignore[assignment]
+    return spec
 
 
 class Output(object):

@@ -16,6 +16,9 @@ runner) are what SWE-bench runs this way. Before any code of the tree under test
   hide what the case reported); a runner of its own (sympy's) reports each test to a reporter
   class of its runner module (one with ``entering_test`` and ``test_pass``/``test_fail``/...
   methods), whose methods are wrapped as the module is loaded;
+* watches the tree's test-side modules (test helpers such as ``sympy/testing/pytest.py``, test
+  modules) from the moment their own code has run, as the pytest plugin does
+  (:class:`tebench_core.TestSide`);
 * writes the same record line as the pytest plugin, ``>>>>> tebench-guard <nonce> <json>``, when
   the script ends (returns, exits or raises).
 
@@ -69,14 +72,15 @@ _WORSE = ("error", "failed")
 
 
 class _Guard(object):
-    def __init__(self, nonce, tree, runners):
-        # type: (str, str, tuple[str, ...]) -> None
+    def __init__(self, nonce, tree, runners, repo=""):
+        # type: (str, str, tuple[str, ...], str) -> None
         self.tree = tree
         #: the tree's runner modules (their files are refused in predictions, so what their own
         #: code makes at import is the runner's: watched from then on)
         self.runners = runners
         self.output = core.Output(nonce)
         self.changes = {}  # type: dict[str, dict[str, str]]
+        self.test_side_changes = {}  # type: dict[str, dict[str, str]]
         self.items = {}  # type: dict[str, str]
         self.outcome = {}  # type: dict[str, str]
         self.anomalies = set()  # type: set[tuple[str, str, str]]
@@ -85,12 +89,17 @@ class _Guard(object):
         _install_unittest(self)
         self.start = core.Snapshot(tree, UNITTEST_MODULES)
         self.static = self.start.static()
+        #: the tree's test helpers and test modules (runner modules are watched by ``start``)
+        self.test_side = core.TestSide(tree, repo, exclude=runners)
 
     def check(self, when):
         # type: (str) -> None
         for key, by in self.start.changes():
             if key not in self.changes:
                 self.changes[key] = {"when": when, "by": by}
+        for key, by in self.test_side.changes():
+            if key not in self.test_side_changes:
+                self.test_side_changes[key] = {"when": when, "by": by}
 
     def seen(self, names, outcome):
         # type: (list[str], str) -> None
@@ -125,6 +134,7 @@ class _Guard(object):
             "python": sys.version.split()[0],
             "static": self.static,
             "changes": self.changes,
+            "test_side": self.test_side_changes,
             "hooks": [],
             "item_classes": [],
             "items": self.items,
@@ -313,10 +323,11 @@ def main(argv):
     if not argv:
         sys.stderr.write("usage: python -m tebench_run [--runner MODULE]... SCRIPT [ARGS...]\n")
         sys.exit(2)
-    nonce, tree = core.take_environment()
-    guard = _Guard(nonce, tree, tuple(runners))
+    nonce, tree, repo = core.take_environment()
+    guard = _Guard(nonce, tree, tuple(runners), repo)
     script = argv[0]
     guard.script = script
+    guard.test_side.install()
     sys.meta_path.insert(0, _Finder(guard))
     # as `python SCRIPT ARGS`: the script's own folder first on sys.path (this one's is not)
     sys.argv = list(argv)
