@@ -39,8 +39,6 @@ from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_B
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
 from pytest_tebench.benchmarks.swebench.build_failures import current_run_id
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
-from pytest_tebench.benchmarks.swebench.official_eval import OfficialPrepared
-from pytest_tebench.benchmarks.swebench.patch_run import PatchRun
 from pytest_tebench.benchmarks.swebench.records import grade_into
 from pytest_tebench.benchmarks.swebench.records import guard_properties
 from pytest_tebench.benchmarks.swebench.records import guarded_record
@@ -199,7 +197,7 @@ class SwebenchAdapter:
 
     def prepare(
         self, instance: BenchmarkInstance, context: EvalContext
-    ) -> SwebenchPrepared | OfficialPrepared:
+    ) -> SwebenchPrepared | official_eval.OfficialPrepared:
         payload: SwebenchInstance = instance.payload
         started = time.perf_counter()
         register_demo()
@@ -279,7 +277,7 @@ class SwebenchAdapter:
     def evaluate(
         self, instance: BenchmarkInstance, prepared: Prepared, prediction: Prediction, context: EvalContext
     ) -> dict[str, Any]:
-        if isinstance(prepared, OfficialPrepared):
+        if isinstance(prepared, official_eval.OfficialPrepared):
             return self._evaluate_official(instance, prepared, prediction, context)
         assert isinstance(prepared, SwebenchPrepared)
         payload: SwebenchInstance = instance.payload
@@ -336,10 +334,10 @@ class SwebenchAdapter:
         self,
         record: dict[str, Any],
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared | OfficialPrepared,
+        prepared: SwebenchPrepared | official_eval.OfficialPrepared,
         prediction: Prediction,
         *,
-        run: PatchRun,
+        run: patch_run.PatchRun,
         context: EvalContext,
     ) -> dict[str, Any]:
         """The record of a run that reached the tests: graded, then its guard evidence judged."""
@@ -364,7 +362,7 @@ class SwebenchAdapter:
         context: EvalContext,
         *,
         keep: bool = False,
-    ) -> PatchRun:
+    ) -> patch_run.PatchRun:
         """``patch`` through SWE-bench's steps in ``prepared``'s environment (:mod:`.patch_run`)."""
         return patch_run.run_patch(
             self.executor(context),
@@ -383,9 +381,9 @@ class SwebenchAdapter:
     def _judge_guard(
         self,
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared | OfficialPrepared,
+        prepared: SwebenchPrepared | official_eval.OfficialPrepared,
         prediction: Prediction,
-        run: PatchRun,
+        run: patch_run.PatchRun,
         *,
         status_map: Mapping[str, str],
         resolved: bool,
@@ -419,8 +417,8 @@ class SwebenchAdapter:
             block["baseline"] = "self"
             return block
 
-        def run_gold() -> PatchRun:
-            if isinstance(prepared, OfficialPrepared):
+        def run_gold() -> patch_run.PatchRun:
+            if isinstance(prepared, official_eval.OfficialPrepared):
                 return self._official.run(payload, prepared, payload.patch, context, gold=True)
             return self._run_patch(payload, prepared, payload.patch, context)
 
@@ -432,7 +430,7 @@ class SwebenchAdapter:
     def _evaluate_official(
         self,
         instance: BenchmarkInstance,
-        prepared: OfficialPrepared,
+        prepared: official_eval.OfficialPrepared,
         prediction: Prediction,
         context: EvalContext,
     ) -> dict[str, Any]:
