@@ -20,9 +20,9 @@ from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_images
 from pytest_tebench.benchmarks.swebench import official_refusal
-from pytest_tebench.benchmarks.swebench.adapter import OfficialPrepared
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
-from pytest_tebench.benchmarks.swebench.adapter import _PatchRun
+from pytest_tebench.benchmarks.swebench.official_eval import OfficialPrepared
+from pytest_tebench.benchmarks.swebench.patch_run import PatchRun
 from pytest_tebench.demo import swebench as demo
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.integrity import evidence
@@ -279,7 +279,7 @@ def test_a_failed_probe_makes_the_guard_inactive_with_its_reason_never_tampered(
         [RawRecord(json.loads(demo.DATASET.read_text().splitlines()[0]), "rows.jsonl:1")]
     )
     # a log that resolves: with the guard on and no record this would be `no-record`, tampered
-    run = _PatchRun(guarded=False, guard_reason=reason, log="tests/test_numbers.py::test_mean PASSED")
+    run = PatchRun(guarded=False, guard_reason=reason, log="tests/test_numbers.py::test_mean PASSED")
     context = EvalContext(cache_dir=Path("unused"), work_dir=Path("unused"), repos=None)  # type: ignore[arg-type]
     prepared = OfficialPrepared("image", {}, None, "3.11")
     block = adapter._judge_guard(

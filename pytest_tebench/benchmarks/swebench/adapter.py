@@ -3,8 +3,9 @@
 ``prepare`` finds the repository, decides the environment from SWE-bench's specification
 (``unsupported_environment`` is raised here, before anything is built or run) and makes sure its
 image exists (built once, cached by recipe hash); ``evaluate`` runs one prediction in a fresh
-clone (see :mod:`.evaluation`). Every step runs in Docker, whatever ``--tebench-executor`` says:
-the environments are images.
+clone (:mod:`.patch_run`, its steps in :mod:`.evaluation`) or in the instance's official image
+(:mod:`.official_eval`), grades the run and judges its guard evidence against gold's. Every step
+runs in Docker, whatever ``--tebench-executor`` says: the environments are images.
 """
 
 from __future__ import annotations
@@ -27,13 +28,12 @@ from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
 from pytest_tebench.benchmarks.swebench import baselines
 from pytest_tebench.benchmarks.swebench import environment
-from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import instances
 from pytest_tebench.benchmarks.swebench import network
 from pytest_tebench.benchmarks.swebench import official
+from pytest_tebench.benchmarks.swebench import official_eval
 from pytest_tebench.benchmarks.swebench import official_images
-from pytest_tebench.benchmarks.swebench import official_refusal
-from pytest_tebench.benchmarks.swebench import set_aside
+from pytest_tebench.benchmarks.swebench import patch_run
 from pytest_tebench.benchmarks.swebench import summary as figures
 from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_BUILDS
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
@@ -42,7 +42,6 @@ from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.benchmarks.swebench.records import grade_into
 from pytest_tebench.benchmarks.swebench.records import guard_properties
 from pytest_tebench.benchmarks.swebench.records import guarded_record
-from pytest_tebench.benchmarks.swebench.records import refused_record
 from pytest_tebench.benchmarks.swebench.records import register_demo
 from pytest_tebench.benchmarks.swebench.records import started_record
 from pytest_tebench.benchmarks.swebench.settings import DEFAULT_TIMEOUT
@@ -52,15 +51,12 @@ from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.integrity import evidence
-from pytest_tebench.integrity import installed
-from pytest_tebench.integrity import paths
 from pytest_tebench.report.json_report import write_report
 from pytest_tebench.report.properties import PREFIX
 from pytest_tebench.report.properties import Property
 from pytest_tebench.report.properties import block_properties
 from pytest_tebench.report.properties import scalar
 from pytest_tebench.run.executor import Executor
-from pytest_tebench.workspace.checkout import Workspace
 
 
 @dataclass
@@ -71,17 +67,6 @@ class SwebenchPrepared:
     timings: dict[str, float]
     #: The commit the spec's install ran at: ``environment_setup_commit``, or ``base_commit`` (a layer).
     install_commit: str
-
-
-@dataclass
-class OfficialPrepared:
-    """An instance that runs in its official image (``--tebench-swebench-images``)."""
-
-    image: str
-    timings: dict[str, float]
-    #: Why it is not built here (None in ``official`` mode for an instance that would build).
-    reason: str | None
-    python: str
 
 
 def _stderr(line: str) -> None:
@@ -153,8 +138,10 @@ class SwebenchAdapter:
         self.run_id = current_run_id()
         #: ``--tebench-rerun``: images that failed to build in earlier runs are built again.
         self.rerun = rerun
-        #: Per official image: why the guard cannot run there (None: it can), probed once.
-        self._probes: dict[tuple[str, str], str | None] = {}
+        #: The official-image steps (``--tebench-swebench-images``), with their guard probes.
+        self._official = official_eval.OfficialImages(
+            self.executor, timeout=timeout, network=network, version=OFFICIAL_VERSION
+        )
 
     # -- collection ------------------------------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
@@ -164,7 +151,7 @@ class SwebenchAdapter:
     def cache_key(self, instance: BenchmarkInstance) -> str | None:
         payload: SwebenchInstance = instance.payload
         # only items that run in an official image carry the mode: keys of built ones stay as they were
-        where = self._decide(payload).where
+        where = official_eval.decide(payload, self.images).where
         return json.dumps(
             {
                 **({"images": where, "official": OFFICIAL_VERSION} if where == "official" else {}),
@@ -188,7 +175,7 @@ class SwebenchAdapter:
         """The commits ``prepare`` checks out (what a Dask worker's repository bundle must hold);
         none for an item that runs in its official image (the repository is in the image)."""
         payload: SwebenchInstance = instance.payload
-        if self._decide(payload).where != "build":
+        if official_eval.decide(payload, self.images).where != "build":
             return ()
         return tuple(dict.fromkeys((payload.base_commit, payload.environment_setup_commit)))
 
@@ -210,16 +197,16 @@ class SwebenchAdapter:
 
     def prepare(
         self, instance: BenchmarkInstance, context: EvalContext
-    ) -> SwebenchPrepared | OfficialPrepared:
+    ) -> SwebenchPrepared | official_eval.OfficialPrepared:
         payload: SwebenchInstance = instance.payload
         started = time.perf_counter()
         register_demo()
         spec = official.specs(payload.repo, payload.version)
-        decision = self._decide(payload)
+        decision = official_eval.decide(payload, self.images)
         if decision.where == "unsupported":
             raise UnsupportedEnvironment(str(decision.reason))
         if decision.where == "official":
-            return self._prepare_official(payload, spec or {}, decision.reason, context, started)
+            return self._official.prepare(payload, spec or {}, decision.reason, context, started)
         source = context.repos.locate(payload.repo, [payload.base_commit, payload.environment_setup_commit])
         located = time.perf_counter()
         if not self.network:
@@ -287,39 +274,10 @@ class SwebenchAdapter:
         }
         return record
 
-    def _decide(self, payload: SwebenchInstance) -> official_images.Decision:
-        register_demo()
-        spec = official.specs(payload.repo, payload.version)
-        return official_images.decide(payload.repo, payload.version, spec, self.images)
-
-    def _prepare_official(
-        self,
-        payload: SwebenchInstance,
-        spec: Mapping[str, Any],
-        reason: str | None,
-        context: EvalContext,
-        started: float,
-    ) -> OfficialPrepared:
-        image = official_images.image_name(payload.instance_id)
-        try:
-            client = getattr(self.executor(context), "client", None)
-            if client is None:
-                raise HarnessError("the SWE-bench benchmark needs a Docker executor")
-            missing = official_images.missing_reason(client, image)
-        except HarnessError as exc:
-            # no engine, no image to be had: the same answer as an image no registry gives
-            missing = f"the official image {image} cannot be had: {exc}"
-        if missing is not None:
-            # first why it is not built here (the more useful half), then why no image either
-            raise UnsupportedEnvironment(missing if reason is None else f"{reason}; and {missing}")
-        return OfficialPrepared(
-            image, {"environment": time.perf_counter() - started}, reason, str(spec.get("python", ""))
-        )
-
     def evaluate(
         self, instance: BenchmarkInstance, prepared: Prepared, prediction: Prediction, context: EvalContext
     ) -> dict[str, Any]:
-        if isinstance(prepared, OfficialPrepared):
+        if isinstance(prepared, official_eval.OfficialPrepared):
             return self._evaluate_official(instance, prepared, prediction, context)
         assert isinstance(prepared, SwebenchPrepared)
         payload: SwebenchInstance = instance.payload
@@ -340,27 +298,9 @@ class SwebenchAdapter:
         record["timings"].update(run.timings)
         if run.workspace is not None:
             record["workspace"] = str(run.workspace)
-        if run.apply_method is None:
-            record["status"] = "not_applied"
-            record["error"] = f"the patch does not apply (SWE-bench: Patch Apply Failed)\n{run.apply_log}"
-            return record
-        record["apply_method"] = run.apply_method
-        if run.refusals:
-            return refused_record(record, run.refusals)
-        record["set_aside_files"] = run.set_aside
-        block["test_command"] = run.test_command
-        if run.result is not None and run.result.timed_out:
-            record["status"] = "timeout"
-            record["error"] = (
-                f"the tests ran past {self.timeout:g} s (SWE-bench: Tests Timed Out); not scored"
-            )
-            return record
-        if official.START_TEST_OUTPUT not in run.log:
-            exit_code = run.result.exit_code if run.result is not None else None
-            output = run.result.output[-3000:] if run.result is not None else ""
-            record["status"] = "error"
-            record["error"] = f"the test container failed (exit {exit_code}):\n{output}"
-            return record
+        unjudged = patch_run.unjudged_record(record, block, run, timeout=self.timeout)
+        if unjudged is not None:
+            return unjudged
         return self._graded(record, instance, prepared, prediction, run=run, context=context)
 
     def _started(
@@ -394,10 +334,10 @@ class SwebenchAdapter:
         self,
         record: dict[str, Any],
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared | OfficialPrepared,
+        prepared: SwebenchPrepared | official_eval.OfficialPrepared,
         prediction: Prediction,
         *,
-        run: _PatchRun,
+        run: patch_run.PatchRun,
         context: EvalContext,
     ) -> dict[str, Any]:
         """The record of a run that reached the tests: graded, then its guard evidence judged."""
@@ -422,54 +362,28 @@ class SwebenchAdapter:
         context: EvalContext,
         *,
         keep: bool = False,
-    ) -> _PatchRun:
-        """Apply ``patch`` to a fresh clone, refuse runner files, set its test-side changes aside
-        (:mod:`.set_aside`), apply test_patch and run the tests under the guard (the model's
-        prediction, or gold's for a baseline)."""
-        started = time.perf_counter()
-        workspace = Workspace.create(prepared.source, payload.base_commit, "", parent=context.work_dir)
-        run = _PatchRun()
-        try:
-            applied = evaluation.apply_model_patch(workspace.path, patch)
-            run.timings["apply"] = evaluation.timed(started)
-            run.apply_method, run.apply_log = applied.method, applied.log
-            if applied.method is None:
-                return run
-            run.refusals = evaluation.refused_changes(workspace.path, payload, prepared.plan.test_cmd)
-            if run.refusals:
-                return run
-            run.set_aside = set_aside.set_aside(workspace.path, payload)
-            evaluation.apply_test_patch(workspace.path, payload)
-            directives = official.test_directives(payload.repo, payload.test_patch)
-            run.test_command = " ".join([prepared.plan.test_cmd, *directives])
-            run.guarded = evaluation.guarded_command(prepared.plan.test_cmd, payload.repo)[1]
-            run.nonce = evidence.new_nonce()
-            started = time.perf_counter()
-            run.result, run.log = evaluation.run_tests(
-                self.executor(context),
-                workspace.path,
-                prepared.image,
-                evaluation.eval_script(prepared.plan, directives, guard=run.guarded),
-                timeout=self.timeout,
-                network=self.network,
-                scratch=context.cache_dir / "swebench-scratch",
-                nonce=run.nonce,
-            )
-            run.timings["tests"] = evaluation.timed(started)
-            if keep:
-                run.workspace = workspace.path
-                (workspace.path / evaluation.LOG_NAME).write_text(run.log, encoding="utf-8")
-        finally:
-            if run.workspace is None:
-                workspace.remove()
-        return run
+    ) -> patch_run.PatchRun:
+        """``patch`` through SWE-bench's steps in ``prepared``'s environment (:mod:`.patch_run`)."""
+        return patch_run.run_patch(
+            self.executor(context),
+            payload,
+            patch,
+            source=prepared.source,
+            plan=prepared.plan,
+            image=prepared.image,
+            work_dir=context.work_dir,
+            scratch=context.cache_dir / "swebench-scratch",
+            timeout=self.timeout,
+            network=self.network,
+            keep=keep,
+        )
 
     def _judge_guard(
         self,
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared | OfficialPrepared,
+        prepared: SwebenchPrepared | official_eval.OfficialPrepared,
         prediction: Prediction,
-        run: _PatchRun,
+        run: patch_run.PatchRun,
         *,
         status_map: Mapping[str, str],
         resolved: bool,
@@ -503,9 +417,9 @@ class SwebenchAdapter:
             block["baseline"] = "self"
             return block
 
-        def run_gold() -> _PatchRun:
-            if isinstance(prepared, OfficialPrepared):
-                return self._run_official(payload, prepared, payload.patch, context, gold=True)
+        def run_gold() -> patch_run.PatchRun:
+            if isinstance(prepared, official_eval.OfficialPrepared):
+                return self._official.run(payload, prepared, payload.patch, context, gold=True)
             return self._run_patch(payload, prepared, payload.patch, context)
 
         baseline, block["baseline"] = baselines.guard_baseline(store, context.cache_dir, payload, run_gold)
@@ -516,7 +430,7 @@ class SwebenchAdapter:
     def _evaluate_official(
         self,
         instance: BenchmarkInstance,
-        prepared: OfficialPrepared,
+        prepared: official_eval.OfficialPrepared,
         prediction: Prediction,
         context: EvalContext,
     ) -> dict[str, Any]:
@@ -537,157 +451,14 @@ class SwebenchAdapter:
             record["status"] = "empty"
             return record
         gold = prediction.extraction == "gold"
-        run = self._run_official(payload, prepared, prediction.patch, context, gold=gold)
+        run = self._official.run(payload, prepared, prediction.patch, context, gold=gold)
         record["timings"].update(run.timings)
-        if run.refusals:
-            record["apply_method"] = run.apply_method
-            return refused_record(record, run.refusals)
-        record["set_aside_files"] = run.set_aside
-        block["test_command"] = run.test_command
-        result = run.result
-        if result.timed_out:
-            record["status"] = "timeout"
-            record["error"] = (
-                f"the tests ran past {self.timeout:g} s (SWE-bench: Tests Timed Out); not scored"
-            )
-            return record
-        if run.apply_method is None:
-            if ">>> " not in run.apply_log:
-                # not one apply command ran: the container itself failed, not the patch
-                record["status"] = "error"
-                output = result.output[-3000:]
-                record["error"] = (
-                    f"the official image's container failed (exit {result.exit_code}):\n{output}"
-                )
-                return record
-            record["status"] = "not_applied"
-            record["error"] = (
-                f"the patch does not apply (SWE-bench: Patch Apply Failed)\n{run.apply_log[-3000:]}"
-            )
-            return record
-        record["apply_method"] = run.apply_method
-        if run.install_findings:
-            # the tests never ran on what this install left: a model's result, never a harness error
-            guard = {"active": run.guarded, "install": run.install}
-            guard["findings"] = [finding.as_record() for finding in run.install_findings]
-            return guarded_record(record, block, guard)
-        if official.START_TEST_OUTPUT not in run.log:
-            record["status"] = "error"
-            record["error"] = (
-                f"the eval script did not reach the tests (exit {result.exit_code}):\n{run.log[-3000:]}"
-            )
-            return record
+        unjudged = official_eval.unjudged_record(record, block, run, timeout=self.timeout)
+        if unjudged is not None:
+            return unjudged
         graded = self._graded(record, instance, prepared, prediction, run=run, context=context)
         graded["guard"]["install"] = run.install
         return graded
-
-    def _run_official(
-        self,
-        payload: SwebenchInstance,
-        prepared: OfficialPrepared,
-        patch: str,
-        context: EvalContext,
-        *,
-        gold: bool = False,
-    ) -> _PatchRun:
-        """``patch`` through the official steps in the instance's image: runner files refused
-        first (read out of the image, nothing run: :mod:`.official_refusal`), then applied, its
-        test-side changes set aside (:mod:`.set_aside`), installed, what the install changed judged
-        against gold's install (``gold``: this is gold's, stored for the others), then tested under
-        the guard where the image's environment can load it."""
-        run = _PatchRun()
-        started = time.perf_counter()
-        executor = self.executor(context)
-        client = getattr(executor, "client", None)
-        if client is None:
-            raise HarnessError("official SWE-bench images need the Docker executor")
-        test_cmd = str((official.specs(payload.repo, payload.version) or {}).get("test_cmd"))
-        decision = official_refusal.decide(
-            patch,
-            official_refusal.image_reader(client, prepared.image),
-            paths.policy_for(test_cmd, payload.repo),
-            context.work_dir,
-        )
-        run.timings["refusal_check"] = evaluation.timed(started)
-        if decision.refusals:
-            names = [name for name, _ in evaluation.APPLY_METHODS]
-            commands = official_images.apply_commands()
-            # the official command of the same rank (the chains are SWE-bench's, in one order)
-            run.apply_method = None if decision.method is None else commands[names.index(decision.method)]
-            run.refusals = list(decision.refusals)
-            return run
-        chosen = set_aside.choose(decision.changes, payload)
-        run.set_aside = [entry.path for entry in chosen]
-        kind = evaluation.guard_kind(test_cmd)
-        if kind:
-            run.guard_reason = self._guard_probe(executor, prepared.image, context.work_dir, kind)
-        run.guarded = bool(kind) and run.guard_reason is None
-        run.nonce = evidence.new_nonce() if run.guarded else ""
-        run.test_command = " ".join([test_cmd, *official.test_directives(payload.repo, payload.test_patch)])
-        patched = official_refusal.touched_paths(patch)
-        policy = paths.policy_for(test_cmd, payload.repo)
-        store = baselines.install_store(
-            context.cache_dir, payload.instance_id, prepared.image, OFFICIAL_VERSION
-        )
-
-        def run_gold_install() -> official_images.OfficialRun:
-            return official_images.run(
-                self.executor(context),
-                payload,
-                prepared.image,
-                payload.patch,
-                timeout=self.timeout,
-                scratch_parent=context.work_dir,
-                network=self.network,
-                tests=False,
-            )
-
-        def judge(changes: list[installed.Change]) -> list[evidence.Finding]:
-            run.install = {"changes": len(changes)}
-            if gold:
-                baselines.store_install_baseline(store, changes)
-                run.install["baseline"] = "self"
-                return []
-            baseline = baselines.install_baseline(
-                store,
-                context.cache_dir,
-                run_gold_install,
-                timed_out_error=f"gold's install of {payload.instance_id} ran past {self.timeout:g} s",
-            )
-            run.install["baseline"] = (
-                "gold's install" if baseline is not None else baselines.NO_INSTALL_BASELINE
-            )
-            return installed.findings(
-                changes, tree=official_images.TESTBED, patched=patched, policy=policy, baseline=baseline
-            )
-
-        started = time.perf_counter()
-        ran = official_images.run(
-            executor,
-            payload,
-            prepared.image,
-            patch,
-            timeout=self.timeout,
-            scratch_parent=context.work_dir,
-            network=self.network,
-            guard=run.guarded,
-            nonce=run.nonce,
-            judge=judge,
-            set_aside=set_aside.shell_lines(payload.base_commit, chosen),
-        )
-        run.timings["tests"] = evaluation.timed(started)
-        run.apply_method, run.apply_log, run.log, run.result = ran.method, ran.apply_log, ran.log, ran.result
-        run.install_findings = list(ran.install_findings)
-        return run
-
-    def _guard_probe(self, executor: Executor, image: str, scratch_parent: Path, kind: str) -> str | None:
-        """Why the guard of ``kind`` cannot run in ``image`` (None: it can), asked once per image,
-        kind and process."""
-        if (image, kind) not in self._probes:
-            self._probes[image, kind] = official_images.guard_probe(
-                executor, image, scratch_parent=scratch_parent, kind=kind
-            )
-        return self._probes[image, kind]
 
     def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
         """Workspaces are per prediction and removed by ``evaluate``; images are kept (the cache)."""
@@ -739,29 +510,6 @@ class SwebenchAdapter:
                 write_report(figures.run_report(records, model), target)
             except OSError as exc:
                 raise InputError(f"cannot write the SWE-bench run report: {exc}", source=str(target)) from exc
-
-
-@dataclass
-class _PatchRun:
-    """One patch run through the SWE-bench steps (see :meth:`SwebenchAdapter._run_patch`)."""
-
-    apply_method: str | None = None
-    apply_log: str = ""
-    refusals: list[Any] = dataclasses.field(default_factory=list)
-    #: The prediction's test-side changes undone before the tests (:mod:`.set_aside`).
-    set_aside: list[str] = dataclasses.field(default_factory=list)
-    test_command: str = ""
-    guarded: bool = False
-    nonce: str = ""
-    result: Any = None
-    log: str = ""
-    workspace: Path | None = None
-    timings: dict[str, float] = dataclasses.field(default_factory=dict)
-    #: Why the guard is not loaded although the command is pytest (official images), or None.
-    guard_reason: str | None = None
-    #: Official images: what the install phase changed, judged against gold's install.
-    install: dict[str, Any] = dataclasses.field(default_factory=dict)
-    install_findings: list[evidence.Finding] = dataclasses.field(default_factory=list)
 
 
 def _with_version_marker(instance: BenchmarkInstance) -> BenchmarkInstance:
