@@ -352,7 +352,10 @@ class TestSide(object):
                     break
         finally:
             self._busy.discard(name)
-        if spec is None or spec.loader is None or isinstance(spec.loader, (_WatchedLoader, _LegacyLoader)):
+        if spec is None or spec.loader is None:
+            return spec
+        # wrapped once by this watch (another watch's wrapper, the launcher's, is wrapped again)
+        if isinstance(spec.loader, _LegacyLoader) or getattr(spec.loader, "_watch", None) is self:
             return spec
         if not self.wanted(name, spec.origin) or not hasattr(spec.loader, "exec_module"):
             return spec
@@ -361,7 +364,7 @@ class TestSide(object):
             spec.loader = _WatchedSourceLoader(spec.loader.name, spec.loader.path)
             spec.loader.watch = self
         else:
-            spec.loader = _WatchedLoader(spec.loader, self, name)
+            spec.loader = WatchedLoader(spec.loader, self, name)
         return spec
 
 
@@ -373,11 +376,12 @@ class _WatchedSourceLoader(importlib.machinery.SourceFileLoader):
         self.watch.loaded(module.__name__, module)
 
 
-class _WatchedLoader(object):
-    """Another finder's loader (pytest's assertion rewriter), handing the module on once run."""
+class WatchedLoader(object):
+    """Another finder's loader (pytest's assertion rewriter), handing the module on once run to
+    ``watch.loaded(name, module)`` (:class:`TestSide`, the launcher's runner-module watch)."""
 
     def __init__(self, loader, watch, name):
-        # type: (typing.Any, TestSide, str) -> None
+        # type: (typing.Any, typing.Any, str) -> None
         self._loader = loader
         self._watch = watch
         self._name = name

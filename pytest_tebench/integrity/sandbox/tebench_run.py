@@ -290,28 +290,8 @@ class _Finder(object):
             self.busy.discard(name)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _Loader(spec.loader, self.guard, name)
+        spec.loader = core.WatchedLoader(spec.loader, self.guard, name)
         return spec
-
-
-class _Loader(object):
-    def __init__(self, loader, guard, name):
-        # type: (typing.Any, _Guard, str) -> None
-        self._loader = loader
-        self._guard = guard
-        self._name = name
-
-    def create_module(self, spec):  # type: ignore[no-untyped-def]
-        create = getattr(self._loader, "create_module", None)
-        return create(spec) if create is not None else None
-
-    def exec_module(self, module):  # type: ignore[no-untyped-def]
-        self._loader.exec_module(module)
-        self._guard.loaded(self._name, module)
-
-    def __getattr__(self, name):  # type: ignore[no-untyped-def]
-        # inspect and linecache ask the loader for the source
-        return getattr(self._loader, name)
 
 
 def main(argv):
