@@ -79,6 +79,16 @@ class Project:
         ]
 
 
+#: The new test of the projects whose tests are plain functions (sympy's runner, pytest under tox).
+_PLAIN_NEW_TEST = (
+    "\n\ndef test_clamp_rejects_inverted_bounds():\n"
+    "    try:\n"
+    "        clamp(5, 10, 0)\n"
+    "    except ValueError:\n"
+    "        return\n"
+    '    raise AssertionError("no ValueError")\n'
+)
+
 UNITCALC = Project(
     name="unitcalc",
     package="calc",
@@ -99,14 +109,7 @@ SYMCALC = Project(
     test_cmd="PYTHONWARNINGS='ignore::UserWarning' bin/test -C --verbose",
     parser="parse_log_sympy",
     runner_modules=("symcalc/testing/runtests.py",),
-    new_test=(
-        "\n\ndef test_clamp_rejects_inverted_bounds():\n"
-        "    try:\n"
-        "        clamp(5, 10, 0)\n"
-        "    except ValueError:\n"
-        "        return\n"
-        '    raise AssertionError("no ValueError")\n'
-    ),
+    new_test=_PLAIN_NEW_TEST,
 )
 PROJECTS = (UNITCALC, SYMCALC)
 TOXCALC = Project(
@@ -116,14 +119,7 @@ TOXCALC = Project(
     test_cmd="tox --current-env -epy39 -v --",
     parser="parse_log_pytest",
     runner_modules=(),
-    new_test=(
-        "\n\ndef test_clamp_rejects_inverted_bounds():\n"
-        "    try:\n"
-        "        clamp(5, 10, 0)\n"
-        "    except ValueError:\n"
-        "        return\n"
-        '    raise AssertionError("no ValueError")\n'
-    ),
+    new_test=_PLAIN_NEW_TEST,
     # sphinx's pins (SWE-bench's specification of sphinx 3.x-7.x)
     packages=("tox==4.16.0", "tox-current-env==0.0.11", "pytest"),
 )
