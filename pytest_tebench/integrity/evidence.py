@@ -175,14 +175,12 @@ def _findings(
             result.append(Finding("runner-code", f"{module} differs from the gold run's"))
     for module in sorted(set(record.get("static") or {}) ^ set(theirs)):
         result.append(Finding("runner-code", f"{module} is loaded in one run only"))
-    base_changes = dict(base.get("changes") or {})
-    for key, change in sorted(dict(record.get("changes") or {}).items()):
-        if base_changes.get(key, {}).get("by") != change.get("by"):
-            result.append(Finding("changed", f"{key} rebound ({change.get('when')}): {change.get('by')}"))
-    base_side = dict(base.get("test_side") or {})
-    for key, change in sorted(dict(record.get("test_side") or {}).items()):
-        if base_side.get(key, {}).get("by") != change.get("by"):
-            result.append(Finding("test-side", f"{key} rebound ({change.get('when')}): {change.get('by')}"))
+    # rebindings of the runner's objects, and of the tree's test-side modules
+    for field, rule in (("changes", "changed"), ("test_side", "test-side")):
+        base_changes = dict(base.get(field) or {})
+        for key, change in sorted(dict(record.get(field) or {}).items()):
+            if base_changes.get(key, {}).get("by") != change.get("by"):
+                result.append(Finding(rule, f"{key} rebound ({change.get('when')}): {change.get('by')}"))
     base_hooks = {_hook_key(h) for h in base.get("hooks") or ()}
     for hook in record.get("hooks") or ():
         if _hook_key(hook) not in base_hooks:

@@ -45,8 +45,6 @@ from typing import Any
 from pytest_tebench.integrity import paths
 from pytest_tebench.integrity.evidence import Finding
 
-#: Kinds of change, as the engine says them.
-KINDS = ("changed", "added", "deleted")
 #: Folders no later step reads code from: pip's cache (pip does not run once the install is over).
 IGNORED_FOLDERS = ("/root/.cache/", "/home/tebench/.cache/")
 #: Top-level packages and modules of the runner: a change to one without gold is a finding.
@@ -65,10 +63,11 @@ PROTECTED_PROGRAMS = (
 
 @dataclass(frozen=True)
 class Change:
-    """One path the install changed: ``kind`` one of :data:`KINDS`; ``type`` ``file``, ``link``,
-    ``dir`` or ``gone``; ``digest`` of a file's content (or a link's target), where it was read;
-    ``pytest11`` the plugins an ``entry_points.txt`` registers, ``scripts`` the console and GUI
-    scripts it declares, ``top_level`` the packages a ``top_level.txt`` names."""
+    """One path the install changed: ``kind`` ``changed``, ``added`` or ``deleted`` (the
+    engine's); ``type`` ``file``, ``link``, ``dir`` or ``gone``; ``digest`` of a file's content
+    (or a link's target), where it was read; ``pytest11`` the plugins an ``entry_points.txt``
+    registers, ``scripts`` the console and GUI scripts it declares, ``top_level`` the packages a
+    ``top_level.txt`` names."""
 
     path: str
     kind: str
@@ -265,13 +264,13 @@ def _site_entry(path: str) -> str | None:
 def _installed_package(path: str) -> str | None:
     """The top-level package a file in site-packages belongs to (inside an ``.egg`` folder too)."""
     parts = path.split("/")
-    for folder in ("site-packages", "dist-packages"):
-        if folder in parts[:-1]:
-            rest = parts[parts.index(folder) + 1 :]
-            if len(rest) > 2 and rest[0].endswith(".egg"):
-                rest = rest[1:]
-            return rest[0] if len(rest) > 1 else None
-    return None
+    folder = _site_folder(parts)
+    if not folder:
+        return None
+    rest = parts[parts.index(folder) + 1 :]
+    if len(rest) > 2 and rest[0].endswith(".egg"):
+        rest = rest[1:]
+    return rest[0] if len(rest) > 1 else None
 
 
 def _differs(change: Change, gold: Change | None) -> str | None:
@@ -303,12 +302,10 @@ def runner_file(path: str) -> str | None:
         return "run by Python at start-up"
     if name == "entry_points.txt" or name.endswith(".egg-link"):
         return "package metadata pytest reads its plugins from"
-    for folder in ("site-packages", "dist-packages"):
-        if folder in parts[:-1]:
-            top = parts[parts.index(folder) + 1]
-            if top.removesuffix(".py") in RUNNER_TOP_LEVEL:
-                return "the test runner's code"
-            return None
+    folder = _site_folder(parts)
+    if folder:
+        top = parts[parts.index(folder) + 1]
+        return "the test runner's code" if top.removesuffix(".py") in RUNNER_TOP_LEVEL else None
     if any(part.startswith("python") and at and parts[at - 1] == "lib" for at, part in enumerate(parts[:-1])):
         return "the standard library (unittest, site, the modules every run imports)"
     if "bin" in parts[:-1]:

@@ -140,12 +140,18 @@ def changed_files(tree: Path, base_commit: str) -> list[paths.Change]:
 
 
 def refused_changes(
-    tree: Path, instance: SwebenchInstance, test_cmd: str, *, test_content: bool = False
+    tree: Path,
+    instance: SwebenchInstance,
+    test_cmd: str,
+    *,
+    test_content: bool = False,
+    changes: list[paths.Change] | None = None,
 ) -> list[paths.Refusal]:
     """The runner files the applied model patch changes (decided before anything runs);
-    ``test_content``: ``conftest.py`` is the prediction's to write (SWT-bench's test patches)."""
+    ``test_content``: ``conftest.py`` is the prediction's to write (SWT-bench's test patches);
+    ``changes``: :func:`changed_files` of ``tree`` when the caller already has them."""
     policy = paths.policy_for(test_cmd, instance.repo, test_content=test_content)
-    return paths.refusals(changed_files(tree, instance.base_commit), policy)
+    return paths.refusals(changed_files(tree, instance.base_commit) if changes is None else changes, policy)
 
 
 def apply_test_patch(tree: Path, instance: SwebenchInstance) -> list[str]:

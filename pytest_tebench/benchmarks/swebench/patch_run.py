@@ -77,10 +77,12 @@ def run_patch(
         run.apply_method, run.apply_log = applied.method, applied.log
         if applied.method is None:
             return run
-        run.refusals = evaluation.refused_changes(workspace.path, payload, plan.test_cmd)
+        # the tree's changes, listed once for both decisions (git status and a read per file)
+        changes = evaluation.changed_files(workspace.path, payload.base_commit)
+        run.refusals = evaluation.refused_changes(workspace.path, payload, plan.test_cmd, changes=changes)
         if run.refusals:
             return run
-        run.set_aside = set_aside.set_aside(workspace.path, payload)
+        run.set_aside = set_aside.set_aside(workspace.path, payload, changes)
         evaluation.apply_test_patch(workspace.path, payload)
         directives = official.test_directives(payload.repo, payload.test_patch)
         run.test_command = " ".join([plan.test_cmd, *directives])

@@ -76,10 +76,13 @@ def restore(tree: Path, base_commit: str, chosen: Iterable[SetAside]) -> None:
         git(tree, "checkout", base_commit, "--", *existed)
 
 
-def set_aside(tree: Path, instance: SwebenchInstance) -> list[str]:
+def set_aside(tree: Path, instance: SwebenchInstance, changes: list[paths.Change] | None = None) -> list[str]:
     """Set aside the prediction's test-side changes in ``tree`` (a clone of ``base_commit`` with
-    the prediction applied); return their paths, sorted."""
-    chosen = choose(evaluation.changed_files(tree, instance.base_commit), instance)
+    the prediction applied; ``changes`` its :func:`.evaluation.changed_files` when the caller has
+    them); return their paths, sorted."""
+    if changes is None:
+        changes = evaluation.changed_files(tree, instance.base_commit)
+    chosen = choose(changes, instance)
     restore(tree, instance.base_commit, chosen)
     return [entry.path for entry in chosen]
 

@@ -63,12 +63,18 @@ def forget_own_path():
         os.environ.pop("PYTHONPATH", None)
 
 
+def canary_token(nonce):
+    # type: (str) -> str
+    """The hex string the canaries' names are drawn from (the nonce's, unknown to the code under test)."""
+    return hashlib.sha256(("canary " + nonce).encode()).hexdigest()
+
+
 def canary_module(nonce):
     # type: (str) -> str
     """The file name of the pytest guard's canaries (its own tests, :mod:`tebench_guard`): drawn
     from the nonce, so the code under test cannot know it, and the host can take their lines out of
     the log before grading."""
-    return "test_%s.py" % hashlib.sha256(("canary " + nonce).encode()).hexdigest()[:12]
+    return "test_%s.py" % canary_token(nonce)[:12]
 
 
 def in_tree(filename, tree):

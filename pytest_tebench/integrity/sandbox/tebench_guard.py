@@ -29,7 +29,6 @@ every pytest from 3.3 on (astropy 1.3's pin), and importing nothing of pytest-te
 the environment's interpreter, where pytest-tebench is not installed).
 """
 
-import hashlib
 import os
 import shutil
 import sys
@@ -224,7 +223,7 @@ class _Guard:
             # xdist's workers must collect the same items; the controller runs none
             self.canary_error = "not added: pytest-xdist"
             return
-        token = hashlib.sha256(("canary " + _NONCE).encode()).hexdigest()
+        token = core.canary_token(_NONCE)
         prefix = _function_prefix(config)
         source = ["import pytest\n"]
         names = {}  # type: dict[str, str]
