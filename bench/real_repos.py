@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pytest_tebench.run.maven.warmup import read_journal
+from pytest_tebench.run.maven.journal import read_journal
 
 from common import show
 

@@ -32,6 +32,8 @@ def test_selectors_grouped_sorted_binary_names() -> None:
     ]
     assert selectors(tests) == "p.A#x,p.A$Inner#m,p.B#a+z"
     assert selectors(reversed(tests)) == selectors(tests)
+    # by class: each class once, whole (Surefire < 2.19, RunSettings.select_by_class)
+    assert selectors(tests, by_class=True) == "p.A,p.A$Inner,p.B"
 
 
 def test_compile_step_offline() -> None:

@@ -99,6 +99,34 @@ def test_one_launch_argv_env_and_stale_cleanup(workspace: Path, settings: RunSet
     json.dumps(run.to_dict())  # plain data all the way down
 
 
+def test_class_selection_reads_only_the_selected_methods(workspace: Path, settings: RunSettings) -> None:
+    # Surefire 2.17 ran the whole class: c (not selected) failed, a and b passed. The console
+    # counts c's failure for the class; the reports show it too, so a's pass stands.
+    console = (
+        "-------------------------------------------------------\n T E S T S\n"
+        "-------------------------------------------------------\nRunning p.ATest\n"
+        "Tests run: 3, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.05 sec <<< FAILURE!\n"
+        "c(p.ATest)  Time elapsed: 0.01 sec  <<< FAILURE!\njava.lang.AssertionError: boom\n"
+    )
+
+    def build(ws: Path, step: BuildStep) -> StepResult:
+        reports = ws / "target" / "surefire-reports"
+        reports.mkdir(parents=True, exist_ok=True)
+        (reports / "TEST-p.ATest.xml").write_text(
+            '<testsuite name="p.ATest"><testcase name="a" classname="p.ATest"/>'
+            '<testcase name="b" classname="p.ATest"/><testcase name="c" classname="p.ATest">'
+            '<failure message="boom" type="java.lang.AssertionError"/></testcase></testsuite>',
+            encoding="utf-8",
+        )
+        return result(step, 0, console)
+
+    executor = ScriptedExecutor({"compile+test": build})
+    run = run_selection(executor, workspace, [A], replace(settings, coverage=False, select_by_class=True))
+    assert executor.seen[0].argv[-2:] == ("-Dtest=p.ATest", "test")
+    assert [(str(o.test), o.status) for o in run.tests] == [("p.ATest#a", PASSED)]
+    assert run.all_passed
+
+
 def test_offline_resolution_failure_is_a_harness_problem(workspace: Path, settings: RunSettings) -> None:
     log = (
         "[ERROR] Failed to execute goal on project x: Could not resolve dependencies for project x:x:jar:1: "

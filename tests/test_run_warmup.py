@@ -28,14 +28,15 @@ from pytest_tebench.run.maven import buildplan
 from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.jacoco import AGENT_JAR
 from pytest_tebench.run.maven.jacoco import CLI_JAR
+from pytest_tebench.run.maven.journal import journal_path
+from pytest_tebench.run.maven.journal import read_journal
 from pytest_tebench.run.maven.steps import WARMUP_SELECTOR
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import RunSettings
+from pytest_tebench.run.maven.testrun import run_selection
 from pytest_tebench.run.maven.warmup import RESOLVER_LOCK_FLAGS
-from pytest_tebench.run.maven.warmup import journal_path
 from pytest_tebench.run.maven.warmup import needs_warmup
 from pytest_tebench.run.maven.warmup import project_key
-from pytest_tebench.run.maven.warmup import read_journal
 from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.run.maven.warmup import warm_up
 
@@ -513,3 +514,63 @@ def test_coordinates_in_maven_logs() -> None:
         == []
     )
     assert mavenlog.missing_coordinates(COMPILE_FAILURE) == []
+
+
+def _pinned(version: str) -> str:
+    return EFFECTIVE_POM.replace(
+        "<artifactId>maven-surefire-plugin</artifactId>\n        <version>3.2.5</version>",
+        f"<artifactId>maven-surefire-plugin</artifactId>\n        <version>{version}</version>",
+    )
+
+
+def test_surefire_of_an_effective_pom_the_oldest_module_decides() -> None:
+    assert buildplan.surefire_version(buildplan.plan(EFFECTIVE_POM)) == "3.2.5"
+    assert buildplan.surefire_version(buildplan.plan(_pinned("2.17"))) == "2.17"
+    # a reactor whose modules pin different Surefires: the oldest one decides
+    declaration = '<?xml version="1.0" encoding="UTF-8"?>'
+    two = f"<projects>{_pinned('2.19.1')}{_pinned('2.18.1')}</projects>".replace(declaration, "")
+    assert buildplan.surefire_version(buildplan.plan(two)) == "2.18.1"
+    assert buildplan.surefire_version([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("version", "by_class"),
+    [("2.17", True), ("2.18.1", True), ("2.19", True), ("2.19.1", False), ("3.0.0-M5", False), ("", False)],
+)
+def test_surefire_older_than_2_19_1_selects_by_class(
+    settings: RunSettings, version: str, by_class: bool
+) -> None:
+    assert settings.for_surefire(version).select_by_class is by_class
+    # never switched off once on (the judge's whole-class retry sets it)
+    assert replace(settings, select_by_class=True).for_surefire(version).select_by_class
+
+
+@pytest.mark.parametrize("online_first", [True, False])
+def test_a_pinned_old_surefire_makes_every_run_of_the_build_select_by_class(
+    workspace: Path, settings: RunSettings, online_first: bool
+) -> None:
+    # Checked online (a warm-up) or found complete offline: either way the journal records the
+    # Surefire of the build's effective POM, and every run of that build reads it.
+    executor = FakeMaven(effective_pom=_pinned("2.17"), filled=not online_first)
+    warmed = run_warmed(executor, workspace, [A, TestId("p.ATest", "b")], settings, project="o/x")
+    assert [e["surefire"] for e in read_journal(settings.maven_repo)] == ["2.17"]
+    (tested,) = [s for s in executor.seen if s.name == "compile+test"][-1:]
+    assert "-Dtest=p.ATest" in tested.argv and warmed.run.by_class
+    assert warmed.run.to_dict()["selected_by"] == "class"
+    again = run_selection(executor, workspace, [A], settings)  # a later run of the same build
+    assert "-Dtest=p.ATest" in executor.seen[-1].argv and again.by_class
+
+
+def test_an_entry_without_the_surefire_is_checked_again(workspace: Path, settings: RunSettings) -> None:
+    executor = FakeMaven(filled=True)
+    run_warmed(executor, workspace, [A], settings, project="o/x")
+    entries = read_journal(settings.maven_repo)
+    assert [e["surefire"] for e in entries] == ["3.2.5"]
+    # as an older harness wrote it: the build is checked again, once, to learn its Surefire
+    journal_path(settings.maven_repo).write_text(
+        json.dumps({k: v for k, v in entries[0].items() if k != "surefire"}) + "\n", encoding="utf-8"
+    )
+    run_warmed(executor, workspace, [A], settings, project="o/x")
+    run_warmed(executor, workspace, [A], settings, project="o/x")
+    assert [s.name for s in executor.seen].count("effective-pom") == 2
+    assert "-Dtest=p.ATest#a" in executor.seen[-1].argv

@@ -356,6 +356,8 @@ class UpdateEvaluator:
             "scoring": scoring,
             "status": run.status,
             "selection": [str(t) for t in selection],
+            # "class" where this build's Surefire cannot run a method selection as the project does
+            "selected_by": "class" if run.by_class else "method",
             "tests": [o.to_dict() for o in run.tests],
             "s_mod_by_method": per_method,
             "coverage": {

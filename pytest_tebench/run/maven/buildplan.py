@@ -17,6 +17,7 @@ checked (and warmed if needed) before its first offline build.
 from __future__ import annotations
 
 import hashlib
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -225,6 +226,22 @@ def _providers(surefire: str, dependencies: Iterable[Artifact]) -> Iterator[Arti
         platform = "1." + jupiter[2:]  # JUnit 5.x.y ships Platform 1.x.y
     if platform or jupiter:
         yield Artifact("org.junit.platform", "junit-platform-launcher", platform or jupiter, kind="provider")
+
+
+SUREFIRE_PLUGIN = ("org.apache.maven.plugins", "maven-surefire-plugin")
+
+
+def surefire_version(planned: Iterable[Artifact]) -> str:
+    """The oldest ``maven-surefire-plugin`` version a plan's ``mvn test`` runs ("" for none): a
+    reactor's modules may pin different ones, and the oldest decides how tests can be selected
+    (:meth:`~pytest_tebench.run.maven.testrun.RunSettings.for_surefire`)."""
+    versions = [a.version for a in planned if a.kind == "plugin" and (a.group, a.artifact) == SUREFIRE_PLUGIN]
+    return min(versions, key=version_key, default="")
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Numeric parts of a plugin version, for ordering: ``3.0.0-M5`` -> (3, 0, 0, 5)."""
+    return tuple(int(part) for part in re.findall(r"\d+", version))
 
 
 def missing_from(repo: Path, artifacts: Iterable[Artifact]) -> list[Artifact]:

@@ -98,15 +98,19 @@ def base_args(*, offline: bool, maven: tuple[tuple[str, str], ...] = ()) -> list
     return args + list(SKIP_FLAGS)
 
 
-def selectors(tests: Iterable[TestId]) -> str:
-    """Surefire ``-Dtest`` value: ``pkg.Outer$Inner#m1+m2,pkg.Other#m``, classes and methods sorted.
+def selectors(tests: Iterable[TestId], *, by_class: bool = False) -> str:
+    """Surefire ``-Dtest`` value: ``pkg.Outer$Inner#m1+m2,pkg.Other#m``, classes and methods sorted;
+    with ``by_class`` the classes alone (``pkg.Outer$Inner,pkg.Other``): each runs whole, and the
+    reader keeps only the selected methods' results.
 
     The class part is the binary name; the reference harness's ``pkg.Outer.Inner`` never matched.
     """
-    by_class: defaultdict[str, set[str]] = defaultdict(set)
+    methods_of: defaultdict[str, set[str]] = defaultdict(set)
     for test in tests:
-        by_class[test.class_name].add(test.method)
-    return ",".join(f"{cls}#{'+'.join(sorted(methods))}" for cls, methods in sorted(by_class.items()))
+        methods_of[test.class_name].add(test.method)
+    if by_class:
+        return ",".join(sorted(methods_of))
+    return ",".join(f"{cls}#{'+'.join(sorted(methods))}" for cls, methods in sorted(methods_of.items()))
 
 
 def compile_step(
@@ -141,12 +145,14 @@ def selection_step(
     maven: tuple[tuple[str, str], ...] = (),
     extra_args: Sequence[str] = (),
     name: str = "test",
+    by_class: bool = False,
 ) -> BuildStep:
     """``mvn test -Dtest=<selectors>``; with ``includes`` the JaCoCo agent rides along in
     ``JAVA_TOOL_OPTIONS``. ``tests=None`` or empty selects :data:`WARMUP_SELECTOR` (warm-up).
-    ``name`` is ``"compile+test"`` when this one launch also does the compilation."""
+    ``name`` is ``"compile+test"`` when this one launch also does the compilation; ``by_class``
+    selects the tests' whole classes (:func:`selectors`)."""
     chosen = list(tests) if tests is not None else []
-    selector = selectors(chosen) if chosen else WARMUP_SELECTOR
+    selector = selectors(chosen, by_class=by_class) if chosen else WARMUP_SELECTOR
     argv = (*base_args(offline=offline, maven=maven), *TEST_FLAGS, *extra_args, f"-Dtest={selector}", "test")
     env: tuple[tuple[str, str], ...] = ()
     if includes:

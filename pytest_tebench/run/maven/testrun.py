@@ -39,6 +39,8 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.run.maven.buildplan import build_digest
+from pytest_tebench.run.maven.buildplan import version_key
 from pytest_tebench.run.maven.dist import maven_tools
 from pytest_tebench.run.maven.jacoco import EXEC_FILE
 from pytest_tebench.run.maven.jacoco import XML_FILE
@@ -48,6 +50,7 @@ from pytest_tebench.run.maven.jacoco import fit_includes
 from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
+from pytest_tebench.run.maven.journal import recorded_surefire
 from pytest_tebench.run.maven.reactor import read_reactor
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
@@ -72,6 +75,8 @@ BUILD_ERROR = mavenlog.BUILD_ERROR
 REPORTS_DIR = "target/surefire-reports"
 #: Surefire's banner before it runs tests (Maven 3.8 and 3.9 alike): the test phase starts here.
 SUREFIRE_STARTS = "T E S T S"
+#: The first Surefire that runs a ``Class#m1+m2`` selection as one request of the class.
+SUREFIRE_SELECTS_METHODS = (2, 19, 1)
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,11 @@ class RunSettings:
     #: The reactor scope of :meth:`scoped` (``-pl <modules> -am``) and the tests it was read for.
     scope: tuple[str, ...] = ()
     scope_tests: tuple[TestId, ...] = ()
+    #: Select whole classes (``-Dtest=ClassA,ClassB``) and read only the selected methods' results
+    #: from the reports: for a Surefire older than 2.19, which runs each method of ``Class#m1+m2``
+    #: as its own JUnit request (``@BeforeClass``/``@AfterClass`` once per method), and for any
+    #: run where a method selection is not how the project runs its tests (docs/building.md).
+    select_by_class: bool = False
 
     @property
     def maven_args(self) -> tuple[str, ...]:
@@ -126,6 +136,16 @@ class RunSettings:
         were scoped: the modules its profiles list may differ."""
         moved = replace(self, java_version=java_version)
         return moved.scoped(workspace, self.scope_tests) if self.scope_tests else moved
+
+    def for_surefire(self, version: str) -> RunSettings:
+        """These settings for a build whose effective POM runs Surefire ``version`` ("" unknown):
+        selecting by class when it is older than :data:`SUREFIRE_SELECTS_METHODS` (before
+        2.19.1 each method of ``Class#m1+m2`` ran as its own JUnit request, so ``@BeforeClass``
+        ran once per method: a test server restarted on a new port while the class kept the
+        first port's URLs). Never switches class selection off once it is on."""
+        if version and version_key(version) < SUREFIRE_SELECTS_METHODS:
+            return replace(self, select_by_class=True)
+        return self
 
     def maven_tools(self) -> tuple[tuple[str, str], ...]:
         """The resolved Maven distribution every Maven step of this build carries (none: the
@@ -150,6 +170,8 @@ class SelectionRun:
     timings: Mapping[str, float] = field(default_factory=dict)
     steps: tuple[StepResult, ...] = ()
     java_version: int = 0
+    #: The tests' whole classes were selected (``RunSettings.select_by_class``), not their methods.
+    by_class: bool = False
 
     @property
     def outcomes(self) -> dict[TestId, TestOutcome]:
@@ -190,6 +212,7 @@ class SelectionRun:
             "error": self.error,
             "java_version": self.java_version,
             "maven_version": self.maven_version or None,
+            "selected_by": "class" if self.by_class else "method",
             "tests": [outcome.to_dict() for outcome in self.tests],
             "coverage": self.coverage.to_dict() if self.coverage is not None else None,
             "coverage_error": self.coverage_error,
@@ -254,11 +277,20 @@ def run_selection(
 ) -> SelectionRun:
     """Compile ``workspace`` and run the selected test methods; see the module docstring.
 
+    Selected by method, unless ``settings.select_by_class`` says otherwise or the build's
+    effective POM (as the journal recorded it) runs a Surefire older than 2.19.1
+    (:meth:`RunSettings.for_surefire`): then by class, reading only the selected methods' results.
+
     Raises :class:`HarnessError` only for a missing ``pom.xml``, a workspace path JaCoCo cannot
     use, or a broken executor; build trouble comes back as ``status="build_error"``.
     """
     if not (workspace / "pom.xml").is_file():
         raise HarnessError(f"{workspace} has no pom.xml: not a Maven build")
+    # the Surefire this build's effective POM runs, as its check recorded it (warmup.run_warmed)
+    build = build_digest(
+        workspace, java=settings.java_version, maven=settings.maven_version, args=settings.maven_args
+    )
+    settings = settings.for_surefire(recorded_surefire(settings.maven_repo, build))
     run = _Run(executor, workspace, sorted(set(selection)), settings)
     return run.execute()
 
@@ -288,6 +320,7 @@ class _Run:
             timings=self.timings,
             steps=tuple(self.steps),
             java_version=self.settings.java_version,
+            by_class=self.settings.select_by_class and bool(self.chosen),
             **rest,
         )
 
@@ -321,6 +354,7 @@ class _Run:
             maven=settings.maven_tools(),
             extra_args=settings.maven_args,
             name=name,
+            by_class=settings.select_by_class,
         )
         if name == "compile+test":
             step = replace(step, phase_marker=SUREFIRE_STARTS, phase_timeout=settings.test_timeout)

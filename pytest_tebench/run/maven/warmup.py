@@ -32,7 +32,6 @@ the Maven repository (project, start, end, outcome): how many resolutions a run 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 import xml.etree.ElementTree as ET
@@ -57,6 +56,10 @@ from pytest_tebench.run.maven.jacoco import AGENT_JAR
 from pytest_tebench.run.maven.jacoco import CLI_ARTIFACT
 from pytest_tebench.run.maven.jacoco import CLI_JAR
 from pytest_tebench.run.maven.jacoco import project_includes
+from pytest_tebench.run.maven.journal import STATE_DIR
+from pytest_tebench.run.maven.journal import SUREFIRE
+from pytest_tebench.run.maven.journal import append_entry
+from pytest_tebench.run.maven.journal import read_journal
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.steps import compile_step
 from pytest_tebench.run.maven.steps import effective_pom_step
@@ -69,8 +72,6 @@ from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.testrun import remove_stale_outputs
 
-STATE_DIR = ".tebench"
-JOURNAL = "warmups.jsonl"
 #: Online attempts of one warm-up: the first, and one retry of a transient failure.
 ATTEMPTS = 2
 #: Maven >= 3.9 (resolver 1.9): cross-process file locks on the shared repository while online.
@@ -143,33 +144,8 @@ def _state(settings: RunSettings) -> Path:
     return settings.maven_repo / STATE_DIR
 
 
-def journal_path(maven_repo: Path) -> Path:
-    return maven_repo / STATE_DIR / JOURNAL
-
-
-def read_journal(maven_repo: Path) -> list[dict[str, Any]]:
-    """Every online warm-up attempt recorded in ``maven_repo``, oldest first."""
-    path = journal_path(maven_repo)
-    if not path.is_file():
-        return []
-    entries = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        with contextlib.suppress(json.JSONDecodeError):
-            entry = json.loads(line)
-            if isinstance(entry, dict):
-                entries.append(entry)
-    return entries
-
-
 def _journal(settings: RunSettings, entry: dict[str, Any]) -> None:
-    path = journal_path(settings.maven_repo)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # one short line per O_APPEND write: lines of concurrent writers never interleave
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (json.dumps(entry, sort_keys=True) + "\n").encode())
-    finally:
-        os.close(fd)
+    append_entry(settings.maven_repo, entry)
 
 
 def _warmed_since(settings: RunSettings, key: str, since: float, build: str = "") -> bool:
@@ -185,9 +161,11 @@ def _warmed_since(settings: RunSettings, key: str, since: float, build: str = ""
 
 
 def build_checked(settings: RunSettings, key: str, build: str) -> bool:
-    """Whether build ``build`` of ``key`` was warmed or found complete in the repository before."""
+    """Whether build ``build`` of ``key`` was warmed or found complete in the repository before
+    (by a harness that recorded the Surefire its effective POM runs: an older entry is checked
+    again, once)."""
     return any(
-        e.get("project") == key and e.get("ok") and e.get("build") == build
+        e.get("project") == key and e.get("ok") and e.get("build") == build and SUREFIRE in e
         for e in read_journal(settings.maven_repo)
     )
 
@@ -262,6 +240,8 @@ def warm_up(
                     "java": settings.java_version,
                     "build": build or None,
                     "unpublished": list(unpublished) or None,
+                    # the Surefire of the effective POM the attempt computed ("" none)
+                    SUREFIRE: buildplan.surefire_version(read_plan(workspace) or []),
                 },
             )
             if not error or not transient:
@@ -527,10 +507,18 @@ def run_warmed(
     warmed: WarmupResult | None = None
     probe = 0.0
     if not build_checked(settings, key, build):
-        complete, probe = _complete_offline(executor, workspace, settings)
+        complete, probe, surefire = _complete_offline(executor, workspace, settings)
         if complete:
             _journal(
-                settings, {"project": key, "build": build, "ok": True, "online": False, "ended": time.time()}
+                settings,
+                {
+                    "project": key,
+                    "build": build,
+                    "ok": True,
+                    "online": False,
+                    "ended": time.time(),
+                    SUREFIRE: surefire,
+                },
             )
         else:
             # since 0: a warm-up of this very build by another worker counts, whenever it ran
@@ -561,9 +549,10 @@ def run_warmed(
     return WarmedRun(run, warmed, probe)
 
 
-def _complete_offline(executor: Executor, workspace: Path, settings: RunSettings) -> tuple[bool, float]:
+def _complete_offline(executor: Executor, workspace: Path, settings: RunSettings) -> tuple[bool, float, str]:
     """Whether the repository holds everything the workspace's effective POM names (computed
-    offline), and the seconds it took. ``False`` when the effective POM cannot be computed."""
+    offline), the seconds it took, and the Surefire version it runs. ``False`` when the
+    effective POM cannot be computed."""
     step = effective_pom_step(
         buildplan.EFFECTIVE_POM,
         java_version=settings.java_version,
@@ -575,7 +564,8 @@ def _complete_offline(executor: Executor, workspace: Path, settings: RunSettings
     planned = read_plan(workspace) if result.ok else None
     with contextlib.suppress(OSError):
         (workspace / buildplan.EFFECTIVE_POM).unlink()
-    return planned is not None and not buildplan.missing_from(settings.maven_repo, planned), result.duration
+    complete = planned is not None and not buildplan.missing_from(settings.maven_repo, planned)
+    return complete, result.duration, buildplan.surefire_version(planned or [])
 
 
 def needs_warmup(run: SelectionRun) -> bool:

@@ -1,0 +1,60 @@
+"""The journal of the shared Maven repository: every build checked and every online warm-up.
+
+One JSON line per event in ``<maven repo>/.tebench/warmups.jsonl``, appended with one
+``O_APPEND`` write so lines of concurrent writers never interleave. The warm-up
+(:mod:`~pytest_tebench.run.maven.warmup`) writes it; a run reads what was learnt there about its
+build (:func:`recorded_surefire`: the Surefire its effective POM runs), so no evaluation pays
+for an effective POM twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+STATE_DIR = ".tebench"
+JOURNAL = "warmups.jsonl"
+#: The journal field holding the oldest Surefire the build's effective POM runs ("" unknown).
+SUREFIRE = "surefire"
+
+
+def journal_path(maven_repo: Path) -> Path:
+    return maven_repo / STATE_DIR / JOURNAL
+
+
+def read_journal(maven_repo: Path) -> list[dict[str, Any]]:
+    """Every entry recorded in ``maven_repo``, oldest first."""
+    path = journal_path(maven_repo)
+    if not path.is_file():
+        return []
+    entries = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            entry = json.loads(line)
+            if isinstance(entry, dict):
+                entries.append(entry)
+    return entries
+
+
+def append_entry(maven_repo: Path, entry: dict[str, Any]) -> None:
+    path = journal_path(maven_repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # one short line per O_APPEND write: lines of concurrent writers never interleave
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(entry, sort_keys=True) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def recorded_surefire(maven_repo: Path, build: str) -> str:
+    """The Surefire version the last good check of build digest ``build`` read from its
+    effective POM ("" when no check recorded one)."""
+    found = ""
+    for entry in read_journal(maven_repo):
+        if entry.get("build") == build and entry.get("ok") and entry.get(SUREFIRE):
+            found = str(entry[SUREFIRE])
+    return found
