@@ -24,9 +24,12 @@ from pathlib import Path
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.locking import file_lock
 
-#: The Maven that builds needing 3.9 get; 3.9.9 is the newest 3.9.x known to run every
-#: benchmark parent.
-MAVEN_39 = "3.9.9"
+#: The Maven every build of every Java benchmark runs unless ``--tebench-maven`` names another:
+#: Apache Maven's own distribution, so the build binds upstream's default plugin versions
+#: (Surefire 3.2.5 where a POM pins none; Debian's Maven binds older ones, Surefire 2.x and
+#: builds needing 3.9 refused). 3.9.9 is the newest 3.9.x known to run every benchmark parent.
+DEFAULT_MAVEN = "3.9.9"
+MAVEN_39 = DEFAULT_MAVEN
 CENTRAL = "https://repo.maven.apache.org/maven2"
 #: commons-parent versions from which the plugins require Maven 3.9.
 COMMONS_PARENT_NEEDS_39 = 99

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import tool_placeholder
+from pytest_tebench.run.maven import modulepath
 from pytest_tebench.run.maven.jacoco import AGENT_ARTIFACT
 from pytest_tebench.run.maven.jacoco import CLI_ARTIFACT
 from pytest_tebench.run.maven.jacoco import agent_option
@@ -146,17 +147,21 @@ def selection_step(
     extra_args: Sequence[str] = (),
     name: str = "test",
     by_class: bool = False,
+    java_options: Sequence[str] = (),
 ) -> BuildStep:
     """``mvn test -Dtest=<selectors>``; with ``includes`` the JaCoCo agent rides along in
     ``JAVA_TOOL_OPTIONS``. ``tests=None`` or empty selects :data:`WARMUP_SELECTOR` (warm-up).
     ``name`` is ``"compile+test"`` when this one launch also does the compilation; ``by_class``
-    selects the tests' whole classes (:func:`selectors`)."""
+    selects the tests' whole classes (:func:`selectors`); ``java_options`` go to every ``java``
+    launch of the step through ``JDK_JAVA_OPTIONS`` (:mod:`~pytest_tebench.run.maven.modulepath`)."""
     chosen = list(tests) if tests is not None else []
     selector = selectors(chosen, by_class=by_class) if chosen else WARMUP_SELECTOR
     argv = (*base_args(offline=offline, maven=maven), *TEST_FLAGS, *extra_args, f"-Dtest={selector}", "test")
     env: tuple[tuple[str, str], ...] = ()
     if includes:
         env = (("JAVA_TOOL_OPTIONS", agent_option(includes)),)
+    if java_options:
+        env = (*env, (modulepath.VARIABLE, " ".join(java_options)))
     return BuildStep(
         name=name,
         argv=argv,

@@ -51,6 +51,7 @@ from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
 from pytest_tebench.run.maven.journal import recorded_surefire
+from pytest_tebench.run.maven.modulepath import opens_for_tests
 from pytest_tebench.run.maven.reactor import read_reactor
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
@@ -355,6 +356,10 @@ class _Run:
             extra_args=settings.maven_args,
             name=name,
             by_class=settings.select_by_class,
+            # a named module's tests: every test package opened, as a full run opens them
+            java_options=opens_for_tests(self.workspace, self.reactor.modules)
+            if settings.java_version >= 9
+            else (),
         )
         if name == "compile+test":
             step = replace(step, phase_marker=SUREFIRE_STARTS, phase_timeout=settings.test_timeout)
