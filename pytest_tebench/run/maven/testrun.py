@@ -87,7 +87,9 @@ class RunSettings:
     maven_repo: Path
     #: JDK feature version for every step (choose it with :func:`pytest_tebench.run.maven.jdk.choose_jdk`).
     java_version: int = 17
-    #: Maven to use (``""`` = the executor's, e.g. ``"3.9.9"`` from :mod:`~pytest_tebench.run.maven.dist`).
+    #: Maven to use: a version of Apache Maven from :mod:`~pytest_tebench.run.maven.dist` (every
+    #: benchmark passes the run's, ``dist.DEFAULT_MAVEN`` unless ``--tebench-maven``), or ``""``
+    #: for the executor's own ``mvn`` (tests that script the executor).
     maven_version: str = ""
     #: Where Maven downloads are kept (None: ``dist.default_dist_cache()``).
     maven_dist: Path | None = None
