@@ -114,7 +114,7 @@ class RunSettings:
     scope: tuple[str, ...] = ()
     scope_tests: tuple[TestId, ...] = ()
     #: Select whole classes (``-Dtest=ClassA,ClassB``) and read only the selected methods' results
-    #: from the reports: for a Surefire older than 2.19, which runs each method of ``Class#m1+m2``
+    #: from the reports: for a Surefire older than 2.19.1, which runs each method of ``Class#m1+m2``
     #: as its own JUnit request (``@BeforeClass``/``@AfterClass`` once per method), and for any
     #: run where a method selection is not how the project runs its tests (docs/building.md).
     select_by_class: bool = False
