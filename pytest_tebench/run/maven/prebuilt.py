@@ -1,0 +1,336 @@
+"""Production code compiled once per tree: stored after one ``mvn compile``, restored into later launches.
+
+Gold's runs and every prediction's run of a TEBench instance build the same production code
+(V-0.5's: the gold and prediction patches only change the test tree), yet each ``mvn test``
+compiles it again. Here the first trusted launch of a tree (gold's, on V0) runs one offline
+``mvn compile`` with exactly the flags, JDK, Maven and reactor scope of its test launch, keeps
+every built module's ``target/`` as the ``compile`` phase left it (classes, copied resources,
+generated sources, multi-release ``META-INF/versions``, the compiler's state), and the launch and
+every later one with the same key restore it and run ``mvn test -Dmaven.main.skip=true``.
+
+Why this gives the same build: ``maven.main.skip`` (maven-compiler-plugin 3.1 and later: every
+execution of ``compiler:compile``, jsoup's ``java11`` one included) only skips the main compile;
+every other plugin of the lifecycle runs as before: resources are copied again (same content),
+generated sources are generated again, ``process-classes`` plugins (bundle manifests, bytecode
+tools) run on the classes as ``compile`` left them, test sources are compiled against the restored
+classes, and reactor modules find each other's ``target/classes``. An older compiler plugin
+ignores the property and compiles again (only slower; the restored class files are newer than
+the sources, so 2.x finds nothing stale). JaCoCo reads the classes the tests loaded, byte for
+byte the restored ones.
+
+The key (:func:`prebuilt_key`) is what decides the compile: every file outside the test trees
+(sources, resources, every ``pom.xml``, ``.mvn/``; tracked, changed or untracked), the compile
+launch's command line (flags, ``-pl`` scope, Maven distribution), the JDK, the executor's
+toolchain (JDKs, image) and the Maven repository. A prediction's test-only change keeps the key;
+one that touches production files (``--tebench-allow-non-test-edits``) gets its own.
+
+Off (the launch compiles everything, as without this module), with the reason in the run's
+``prebuilt`` field: a POM naming ``src/test`` (the production build might read the test tree), a
+compile that fails (the ordinary launch then gives the verdict), a compile that writes outside
+``target/`` (recorded, so it is tried once per key), a workspace that is not a git checkout, and a
+tree no trusted run stored (predictions never store: only gold's checkout is compiled for reuse).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pytest_tebench import __version__
+from pytest_tebench.jsonfiles import read_versioned_json
+from pytest_tebench.jsonfiles import write_json
+from pytest_tebench.locking import file_lock
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import Executor
+from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.workspace.layout import is_test_path
+
+#: Skips every ``compiler:compile`` execution (maven-compiler-plugin >= 3.1), nothing else.
+SKIP_MAIN = "-Dmaven.main.skip=true"
+#: Bumped when what is stored changes: older stored trees are then never used.
+FORMAT = 1
+MANIFEST = "manifest.json"
+
+REUSED = "reused"
+BUILT = "built"
+OFF = "off"
+
+
+@dataclass(frozen=True)
+class Prebuilt:
+    """Where compiled production trees are stored, and whether this run may compile one."""
+
+    store: Path
+    #: Compile and store a tree the store lacks (gold's trusted checkout); otherwise only reuse.
+    create: bool = False
+
+
+@dataclass(frozen=True)
+class PrebuiltUse:
+    """What :func:`prepare` did for one launch: the launch to run, and why."""
+
+    launch: BuildStep
+    #: :data:`REUSED`, :data:`BUILT` (compiled and stored by this launch) or :data:`OFF`.
+    state: str
+    key: str = ""
+    #: Why it is off ("" otherwise).
+    note: str = ""
+    #: The ``mvn compile`` launch this call ran (``None``: none).
+    compiled: StepResult | None = None
+    #: Seconds spent restoring the stored ``target/`` trees.
+    restore_seconds: float = 0.0
+
+    @property
+    def used(self) -> bool:
+        return self.state in (REUSED, BUILT)
+
+    def describe(self) -> str:
+        """One line for the run's record: ``reused 3f2a...``, ``off: <why>``."""
+        return f"{self.state} {self.key}" if self.used else f"{OFF}: {self.note}"
+
+
+def compile_launch(launch: BuildStep) -> BuildStep:
+    """The ``mvn compile`` of a test launch (``mvn ... -Dtest=... test``): the same flags, scope,
+    JDK and Maven (so the same profiles are active), no test selector, no JaCoCo agent."""
+    argv = [arg for arg in launch.argv[:-1] if not arg.startswith("-Dtest=")]
+    return replace(
+        launch, name="prebuild", argv=(*argv, "compile"), env=(), phase_marker="", phase_timeout=0.0
+    )
+
+
+def skipping_main(launch: BuildStep) -> BuildStep:
+    """The test launch with the main compile skipped (the goal stays last)."""
+    return replace(launch, argv=(*launch.argv[:-1], SKIP_MAIN, launch.argv[-1]))
+
+
+def _git(workspace: Path, *args: str) -> bytes:
+    return subprocess.run(
+        ["git", "-C", str(workspace), *args], capture_output=True, check=True, timeout=120
+    ).stdout
+
+
+def _outside_targets(path: str, modules: Iterable[str]) -> bool:
+    """``path`` (``/``-separated; a directory ends in ``/``) lies in no module's ``target/`` (where
+    the harness's own files go too)."""
+    for module in modules:
+        target = f"{module}/target" if module else "target"
+        if path.rstrip("/") == target or path.startswith(target + "/"):
+            return False
+    return True
+
+
+def _untracked(workspace: Path, modules: Iterable[str]) -> list[str]:
+    """Untracked paths, ignored ones included (a directory as one ``dir/`` entry), outside
+    every module's ``target/``."""
+    listed = _git(workspace, "ls-files", "-z", "--others", "--directory").decode("utf-8", "surrogateescape")
+    return sorted(p for p in listed.split("\0") if p and _outside_targets(p, modules))
+
+
+def _file_digest(path: Path) -> str:
+    if path.is_symlink():
+        return "link:" + os.readlink(path)
+    if path.is_dir():
+        return "dir:" + ",".join(
+            f"{child.relative_to(path)}={_file_digest(child)}"
+            for child in sorted(path.rglob("*"))
+            if not child.is_dir() or child.is_symlink()
+        )
+    if not path.exists():
+        return "absent"
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def production_digest(workspace: Path, modules: Iterable[str]) -> str:
+    """The content of every file outside the test trees (and ``target/``): git's blob ids of the
+    tracked ones, the bytes of those changed on disk and of untracked ones."""
+    chosen = tuple(modules)
+    digest = hashlib.sha256()
+    for entry in _git(workspace, "ls-files", "-z", "--stage").split(b"\0"):
+        if entry and not is_test_path(entry.split(b"\t", 1)[1].decode("utf-8", "surrogateescape")):
+            digest.update(entry + b"\0")
+    changed = _git(workspace, "diff", "-z", "--name-only").decode("utf-8", "surrogateescape")
+    untracked = _untracked(workspace, chosen)
+    for name in sorted({*filter(None, changed.split("\0")), *untracked}):
+        if not is_test_path(name):
+            digest.update(f"{name}\0{_file_digest(workspace / name)}\0".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def prebuilt_key(
+    workspace: Path, compile_step: BuildStep, *, modules: Iterable[str], toolchain: str, maven_repo: Path
+) -> str:
+    """Everything that decides the production compile (see the module docstring)."""
+    material = json.dumps(
+        {
+            "format": FORMAT,
+            "harness": __version__,
+            "production": production_digest(workspace, modules),
+            "argv": list(compile_step.argv),
+            "tools": [list(tool) for tool in compile_step.tools],
+            "java": compile_step.java_version,
+            "toolchain": toolchain,
+            "maven_repo": str(maven_repo.resolve()),
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(material.encode()).hexdigest()[:32]
+
+
+def poms_naming_test_tree(workspace: Path, modules: Iterable[str]) -> list[str]:
+    """The reactor's POMs that name ``src/test`` (a resource or source root in the test tree):
+    their production build may read test files, so it is never reused."""
+    found = []
+    for module in modules:
+        pom = workspace / module / "pom.xml"
+        with contextlib.suppress(OSError):
+            if "src/test" in pom.read_text(encoding="utf-8", errors="replace"):
+                found.append(str(pom.relative_to(workspace)))
+    return found
+
+
+def prepare(
+    executor: Executor,
+    workspace: Path,
+    prebuilt: Prebuilt,
+    launch: BuildStep,
+    *,
+    modules: tuple[str, ...],
+    maven_repo: Path,
+) -> PrebuiltUse:
+    """Restore the stored production build of ``workspace`` (compiling and storing it first when
+    ``prebuilt.create``) and return the launch to run; with ``state=off`` the launch is
+    ``launch`` unchanged. Expects every module's ``target/`` removed (the run's clean start)."""
+    if any((workspace / module / "target").exists() for module in modules):
+        return PrebuiltUse(launch, OFF, note="a target/ directory is left from an earlier launch")
+    naming = poms_naming_test_tree(workspace, modules)
+    if naming:
+        return PrebuiltUse(launch, OFF, note=f"{', '.join(naming)} names src/test")
+    compile_step = compile_launch(launch)
+    try:
+        key = prebuilt_key(
+            workspace, compile_step, modules=modules, toolchain=executor.toolchain(), maven_repo=maven_repo
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return PrebuiltUse(launch, OFF, note=f"cannot read the production tree ({exc})")
+    entry = prebuilt.store / key
+    manifest = read_versioned_json(entry / MANIFEST)
+    if manifest is None and prebuilt.create:
+        with file_lock(prebuilt.store / "locks" / f"{key}.lock"):
+            manifest = read_versioned_json(entry / MANIFEST)
+            if manifest is None:
+                return _build(
+                    executor,
+                    workspace,
+                    prebuilt,
+                    launch,
+                    compile_step=compile_step,
+                    key=key,
+                    modules=modules,
+                    maven_repo=maven_repo,
+                )
+    if manifest is None:
+        return PrebuiltUse(
+            launch, OFF, key, "no stored production build of this tree (compiled in the launch)"
+        )
+    if not manifest.get("usable"):
+        return PrebuiltUse(launch, OFF, key, str(manifest.get("reason") or "not reusable"))
+    seconds = _restore(entry, workspace, manifest["modules"])
+    return PrebuiltUse(skipping_main(launch), REUSED, key, restore_seconds=seconds)
+
+
+def _build(
+    executor: Executor,
+    workspace: Path,
+    prebuilt: Prebuilt,
+    launch: BuildStep,
+    *,
+    compile_step: BuildStep,
+    key: str,
+    modules: tuple[str, ...],
+    maven_repo: Path,
+) -> PrebuiltUse:
+    """Compile, store, and restore for this launch (the launch then runs on exactly what later
+    launches get)."""
+    before = _untracked(workspace, modules)
+    compiled = executor.run(workspace, compile_step, maven_repo=maven_repo)
+    built = [m for m in modules if (workspace / m / "target").is_dir()]
+    if compiled.timed_out or not compiled.ok:
+        _remove_targets(workspace, built)
+        why = (
+            "timed out"
+            if compiled.timed_out
+            else mavenlog.diagnose_build(compiled.output, compiled.exit_code).summary
+        )
+        return PrebuiltUse(launch, OFF, key, f"the production compile failed ({why})", compiled)
+    written = sorted(set(_untracked(workspace, modules)) - set(before))
+    record: dict[str, Any] = {
+        "key": key,
+        "harness_version": __version__,
+        "created": time.time(),
+        "compile_seconds": round(compiled.duration, 3),
+        "argv": list(compile_step.argv),
+        "java_version": compile_step.java_version,
+        "modules": built,
+    }
+    if written or any((workspace / m / "target").is_symlink() for m in modules):
+        reason = (
+            f"the production compile writes outside target/: {', '.join(written[:5]) or 'a linked target/'}"
+        )
+        _store(prebuilt.store / key, workspace, [], {**record, "usable": False, "reason": reason})
+        _remove_targets(workspace, built)
+        return PrebuiltUse(launch, OFF, key, reason, compiled)
+    _store(prebuilt.store / key, workspace, built, {**record, "usable": True})
+    _remove_targets(workspace, built)
+    seconds = _restore(prebuilt.store / key, workspace, built)
+    return PrebuiltUse(skipping_main(launch), BUILT, key, compiled=compiled, restore_seconds=seconds)
+
+
+def _tree(entry: Path, module: str) -> Path:
+    return entry / "trees" / module / "target"
+
+
+def _store(entry: Path, workspace: Path, modules: list[str], manifest: dict[str, Any]) -> None:
+    """Copy each module's ``target/`` into a fresh directory and move it into place whole."""
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    staging = entry.parent / f".{entry.name}.{os.getpid()}.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    for module in modules:
+        shutil.copytree(workspace / module / "target", _tree(staging, module), symlinks=True)
+    staging.mkdir(parents=True, exist_ok=True)
+    write_json(staging / MANIFEST, manifest)
+    try:
+        os.rename(staging, entry)
+    except OSError:
+        # another process stored the same key meanwhile (no lock held by a reader): theirs stands
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _restore(entry: Path, workspace: Path, modules: Iterable[str]) -> float:
+    """Copy the stored trees into the workspace; new copies (a test may write into its
+    ``target/classes``, never into the store), stamped now (newer than every source)."""
+    started = time.perf_counter()
+    for module in modules:
+        shutil.copytree(
+            _tree(entry, module), workspace / module / "target", symlinks=True, copy_function=shutil.copy
+        )
+    return time.perf_counter() - started
+
+
+def _remove_targets(workspace: Path, modules: Iterable[str]) -> None:
+    for module in modules:
+        target = workspace / module / "target"
+        if target.is_symlink():
+            target.unlink()
+        else:
+            shutil.rmtree(target, ignore_errors=True)
