@@ -440,10 +440,8 @@ def _run_log_tail(run: SelectionRun) -> str:
 
 
 def _warmup_timings(warmed: WarmedRun) -> dict[str, float]:
-    """Seconds of the offline attempt that found the repository lacking, and of the warm-up."""
-    if warmed.warmup is None:
-        return {}
-    return {"offline_probe": warmed.probe_seconds, "warmup": warmed.warmup.seconds}
+    """What readying the Maven repository cost this run (:meth:`WarmedRun.timings`)."""
+    return warmed.timings()
 
 
 @contextlib.contextmanager
