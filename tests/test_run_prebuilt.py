@@ -229,11 +229,41 @@ def test_a_compile_that_writes_outside_target_is_recorded_as_not_reusable(
     assert [step.name for step in maven.seen] == ["prebuild"]  # tried once per key
 
 
-def test_a_pom_naming_the_test_tree_is_never_prebuilt(workspace: Path, tmp_path: Path) -> None:
+SUREFIRE_ARGLINE = (
+    "<plugin><artifactId>maven-surefire-plugin</artifactId><configuration>"
+    "<argLine>-Djava.security.policy=${basedir}/src/test/resources/java.policy</argLine></configuration></plugin>"
+)
+LATE_PROGUARD = (  # gson: plugin-level configuration of a plugin whose one execution runs after compile
+    "<plugin><artifactId>proguard-maven-plugin</artifactId><executions><execution><phase>process-test-classes"
+    "</phase><goals><goal>proguard</goal></goals></execution></executions><configuration>"
+    "<proguardInclude>src/test/resources/p.conf</proguardInclude></configuration></plugin>"
+)
+RESOURCE = "<resources><resource><directory>src/test/data</directory></resource></resources>"
+HELPER = (
+    "<plugin><artifactId>build-helper-maven-plugin</artifactId><executions><execution><phase>generate-sources"
+    "</phase><goals><goal>add-source</goal></goals><configuration><sources><source>src/test/gen</source>"
+    "</sources></configuration></execution></executions></plugin>"
+)
+
+
+@pytest.mark.parametrize(
+    ("build", "found"),
+    [
+        (f"<plugins>{SUREFIRE_ARGLINE}{LATE_PROGUARD}</plugins>", ""),
+        (
+            "<testResources><testResource><directory>src/test/data</directory></testResource></testResources>",
+            "",
+        ),
+        (RESOURCE, "pom.xml <build><resources><resource><directory>"),
+        (f"<plugins>{HELPER}</plugins>", "pom.xml <build><plugins><plugin><executions><execution>"),
+    ],
+)
+def test_a_production_build_that_may_read_the_test_tree_is_never_prebuilt(
+    workspace: Path, tmp_path: Path, build: str, found: str
+) -> None:
     write(
         workspace / "pom.xml",
-        "<project><build><resources><resource><directory>src/test/data</directory></resource>"
-        "</resources></build></project>",
+        f"<project xmlns='http://maven.apache.org/POM/4.0.0'><build>{build}</build></project>",
     )
     use = prepare(
         FakeMaven(),
@@ -243,7 +273,12 @@ def test_a_pom_naming_the_test_tree_is_never_prebuilt(workspace: Path, tmp_path:
         modules=("",),
         maven_repo=tmp_path,
     )
-    assert use.state == OFF and use.note == "pom.xml names src/test"
+    if not found:
+        assert use.state == BUILT  # rat's excludes, Surefire's argLine, a later plugin: harmless
+    else:
+        assert use.state == OFF and use.note.startswith(
+            f"the production build may read the test tree: {found}"
+        )
 
 
 def test_run_selection_falls_back_to_a_full_compile_when_the_prebuilt_launch_breaks(

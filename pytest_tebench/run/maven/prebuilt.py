@@ -33,13 +33,13 @@ tree no trusted run stored (predictions never store: only gold's checkout is com
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import replace
@@ -187,15 +187,98 @@ def prebuilt_key(
     return hashlib.sha256(material.encode()).hexdigest()[:32]
 
 
-def poms_naming_test_tree(workspace: Path, modules: Iterable[str]) -> list[str]:
-    """The reactor's POMs that name ``src/test`` (a resource or source root in the test tree):
-    their production build may read test files, so it is never reused."""
+#: Plugins whose goals run after ``compile`` (or that the harness skips): what they say of
+#: ``src/test`` cannot reach the stored production build (Surefire's ``argLine``, rat's excludes).
+_LATER_PLUGINS = frozenset(
+    {
+        "maven-surefire-plugin", "maven-failsafe-plugin", "apache-rat-plugin", "jacoco-maven-plugin",
+        "maven-javadoc-plugin", "maven-checkstyle-plugin", "maven-pmd-plugin", "spotbugs-maven-plugin",
+        "japicmp-maven-plugin", "maven-site-plugin", "maven-jar-plugin", "maven-source-plugin",
+        "animal-sniffer-maven-plugin", "maven-assembly-plugin", "maven-release-plugin",
+        "maven-scm-publish-plugin", "maven-changes-plugin", "maven-jxr-plugin", "maven-enforcer-plugin",
+        "maven-project-info-reports-plugin", "maven-surefire-report-plugin", "revapi-maven-plugin",
+        "cyclonedx-maven-plugin", "spdx-maven-plugin", "moditect-maven-plugin", "maven-bundle-plugin",
+        "maven-shade-plugin", "maven-install-plugin", "maven-deploy-plugin", "maven-gpg-plugin",
+    }
+)  # fmt: skip
+#: Phases after ``compile``: an execution bound to one runs in the test launch, on the restored build.
+_LATER_PHASES = frozenset(
+    {
+        "process-classes", "generate-test-sources", "process-test-sources", "generate-test-resources",
+        "process-test-resources", "test-compile", "process-test-classes", "test", "prepare-package",
+        "package", "pre-integration-test", "integration-test", "post-integration-test", "verify",
+        "install", "deploy", "pre-site", "site", "post-site", "site-deploy", "none",
+    }
+)  # fmt: skip
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _child_text(element: ET.Element, name: str) -> str:
+    for child in element:
+        if _local(child.tag) == name:
+            return (child.text or "").strip()
+    return ""
+
+
+def _later(execution: ET.Element) -> bool:
+    """An execution bound to a phase after ``compile``, or running test goals only."""
+    goals = [(goal.text or "").strip() for g in execution if _local(g.tag) == "goals" for goal in g]
+    return _child_text(execution, "phase") in _LATER_PHASES or (
+        bool(goals) and all(goal.lower().startswith("test") for goal in goals)
+    )
+
+
+def _harmless(ancestors: list[ET.Element]) -> bool:
+    """Whether a ``src/test`` mention under ``ancestors`` (outermost first) cannot reach what the
+    ``compile`` phase builds: test-side elements (``testResources``, ``testExcludes``...), the
+    reporting section, a plugin that runs later (by name, or every execution of it bound later:
+    gson's ProGuard in ``process-test-classes``), or such an execution."""
+    for element in ancestors:
+        tag = _local(element.tag)
+        if tag.startswith("test") or tag == "reporting":
+            return True
+        if tag == "plugin":
+            if _child_text(element, "artifactId") in _LATER_PLUGINS:
+                return True
+            executions = [e for group in element if _local(group.tag) == "executions" for e in group]
+            if executions and all(_later(execution) for execution in executions):
+                return True
+        if tag == "execution" and _later(element):
+            return True
+    return False
+
+
+def _mentions(element: ET.Element, ancestors: list[ET.Element]) -> list[str]:
+    """The element paths under ``element`` whose text names ``src/test`` where it may matter."""
+    inner = [*ancestors, element]
+    found = []
+    if "src/test" in (element.text or "") and not _harmless(inner):
+        found.append("<" + "><".join(_local(e.tag) for e in inner[1:]) + ">")
+    for child in element:
+        found += _mentions(child, inner)
+    return found
+
+
+def test_tree_in_production_build(workspace: Path, modules: Iterable[str]) -> list[str]:
+    """Where a POM of the reactor may feed the test tree into the production build: a mention of
+    ``src/test`` outside the test-side elements and the plugins and executions that run after
+    ``compile`` (a ``<resource>`` or ``<sourceDirectory>`` there, a generator reading it). Such a
+    build is never reused: gold's test tree would stand in for the prediction's. An unreadable
+    POM counts as one."""
     found = []
     for module in modules:
         pom = workspace / module / "pom.xml"
-        with contextlib.suppress(OSError):
-            if "src/test" in pom.read_text(encoding="utf-8", errors="replace"):
-                found.append(str(pom.relative_to(workspace)))
+        name = str(pom.relative_to(workspace))
+        try:
+            root = ET.parse(pom).getroot()
+        except (OSError, ET.ParseError):
+            found.append(f"{name} (unreadable)")
+            continue
+
+        found += [f"{name} {where}" for where in _mentions(root, [])]
     return found
 
 
@@ -213,9 +296,11 @@ def prepare(
     ``launch`` unchanged. Expects every module's ``target/`` removed (the run's clean start)."""
     if any((workspace / module / "target").exists() for module in modules):
         return PrebuiltUse(launch, OFF, note="a target/ directory is left from an earlier launch")
-    naming = poms_naming_test_tree(workspace, modules)
+    naming = test_tree_in_production_build(workspace, modules)
     if naming:
-        return PrebuiltUse(launch, OFF, note=f"{', '.join(naming)} names src/test")
+        return PrebuiltUse(
+            launch, OFF, note=f"the production build may read the test tree: {'; '.join(naming[:3])}"
+        )
     compile_step = compile_launch(launch)
     try:
         key = prebuilt_key(
