@@ -37,7 +37,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
@@ -47,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tebench import __version__
+from pytest_tebench.errors import HarnessError
 from pytest_tebench.jsonfiles import read_versioned_json
 from pytest_tebench.jsonfiles import write_json
 from pytest_tebench.locking import file_lock
@@ -54,6 +54,7 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.layout import is_test_path
 
 #: Skips every ``compiler:compile`` execution (maven-compiler-plugin >= 3.1), nothing else.
@@ -115,9 +116,7 @@ def skipping_main(launch: BuildStep) -> BuildStep:
 
 
 def _git(workspace: Path, *args: str) -> bytes:
-    return subprocess.run(
-        ["git", "-C", str(workspace), *args], capture_output=True, check=True, timeout=120
-    ).stdout
+    return git(workspace, *args, timeout=120).stdout
 
 
 def _outside_targets(path: str, modules: Iterable[str]) -> bool:
@@ -306,7 +305,7 @@ def prepare(
         key = prebuilt_key(
             workspace, compile_step, modules=modules, toolchain=executor.toolchain(), maven_repo=maven_repo
         )
-    except (OSError, subprocess.SubprocessError) as exc:
+    except (OSError, HarnessError) as exc:
         return PrebuiltUse(launch, OFF, note=f"cannot read the production tree ({exc})")
     entry = prebuilt.store / key
     manifest = read_versioned_json(entry / MANIFEST)
