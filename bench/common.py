@@ -41,9 +41,10 @@ def context(executor: Executor, cache_dir: Path | None = None) -> EvalContext:
     return build_context(options, executor=lambda: executor)
 
 
-def adapter(maven_repo: Path = MAVEN_REPO) -> TebenchAdapter:
-    """The TEBench adapter as the plugin makes it, with paper scoring on ``maven_repo``."""
-    return create_adapter({"maven_repo": maven_repo}, Path(tempfile.gettempdir()))
+def adapter(maven_repo: Path = MAVEN_REPO, *, recompile: bool = False) -> TebenchAdapter:
+    """The TEBench adapter as the plugin makes it, with paper scoring on ``maven_repo``
+    (``recompile``: ``--tebench-recompile``, production code compiled in every launch)."""
+    return create_adapter({"maven_repo": maven_repo, "recompile": recompile}, Path(tempfile.gettempdir()))
 
 
 def timed(action: Callable[[], T]) -> tuple[T, float]:

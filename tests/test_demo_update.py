@@ -309,3 +309,37 @@ def test_reports_rewritten_by_a_test_do_not_count(demo_run: DemoRun, pytester: p
     assert tests["forge"] == "passed" and tests["handlesLongWord"] == "passed"
     assert tests["zeroWidth"] == "failed"  # the report said passed; the console named it
     assert record["update"]["s_exec"] == 0.5
+
+
+def test_prebuilt_production_build_gives_the_same_verdicts(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """Production code compiled once per instance and reused (the default) against every launch
+    compiling it (--tebench-recompile): every status, test outcome and score is the same, for
+    passing, failing and erroring tests, a test patch that does not compile and a prediction whose
+    production edit breaks the main compile (its own production tree: compiled in its launch)."""
+    both = tmp_path / "both.jsonl"
+    both.write_text(
+        (PREDICTIONS / "update-cases.jsonl").read_text() + (PREDICTIONS / "edits-main.jsonl").read_text()
+    )
+    flags = ("--tebench-allow-non-test-edits", "--tebench-gold-runs=1", "-n", "2")
+    result, reused = DemoRun(pytester, tmp_path / "cache-reused")(str(both), *flags)
+    result.assert_outcomes(passed=5)
+    result, compiled = DemoRun(pytester, tmp_path / "cache-compiled")(
+        str(both), *flags, "--tebench-recompile"
+    )
+    result.assert_outcomes(passed=5)
+
+    def verdicts(report: dict[str, Any]) -> list[dict[str, Any]]:
+        records = _comparable(report)
+        for record in records:
+            record["update"].pop("prebuilt")
+        return records
+
+    assert verdicts(reused) == verdicts(compiled)
+    assert reused["summary"] == compiled["summary"]
+    prebuilt = {r["instance_id"]: r["update"]["prebuilt"] or "" for r in reused["results"]}
+    statuses = {r["instance_id"]: r["update"]["status"] for r in reused["results"]}
+    assert statuses[I7] == "test_compile_error" and statuses[I8] == "compile_error"
+    # test-only predictions ran on the classes gold's launch compiled; the one editing main did not
+    assert all(prebuilt[iid].startswith("reused ") for iid in (I1, I2, I3, I7)), prebuilt
+    assert prebuilt[I8].startswith("off: no stored production build"), prebuilt
+    assert {r["update"]["prebuilt"] for r in compiled["results"]} == {None}

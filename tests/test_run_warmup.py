@@ -179,8 +179,12 @@ def test_a_warm_repository_needs_no_warm_up(workspace: Path, settings: RunSettin
     assert [s.name for s in executor.seen] == ["effective-pom", "compile+test"]
     assert "-o" in executor.seen[0].argv
     assert warmed.run.maven_version == "3.9.9"  # from the -V banner
-    run_warmed(executor, workspace, [A], settings, project="o/x")
+    # the check's cost shows in the timings of the run that paid it (the first of this build)...
+    assert warmed.timings() == {"build_check": 1.0}  # the scripted effective-pom step takes 1 s
+    again = run_warmed(executor, workspace, [A], settings, project="o/x")
     assert [s.name for s in executor.seen][2:] == ["compile+test"]
+    # ... and nowhere else: the journal says the build was checked, on this machine, for good
+    assert again.timings() == {}
 
 
 def test_missing_artifact_warms_once_then_runs_offline(workspace: Path, settings: RunSettings) -> None:

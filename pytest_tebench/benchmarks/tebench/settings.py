@@ -54,6 +54,12 @@ TEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
         help="TEBench: run gold's selected tests N times on V0; tests whose outcome changes are flaky "
         "and dropped from the selection. Default: %(default)s.",
     ),
+    OptionSpec(
+        "recompile", action="store_true",
+        help="TEBench: compile the production code in every Maven launch, as a plain 'mvn test' does, "
+        "instead of once per instance with the classes reused by gold's and every prediction's launch "
+        "(the verdicts are the same; see docs/building.md).",
+    ),
     OptionSpec("min-f1", metavar="X", type=fraction,
                help="TEBench: same as --tebench-fail-under=f1=X (micro identification F1, 0..1)."),
     OptionSpec("min-update", metavar="X", type=fraction,
@@ -78,10 +84,17 @@ class UpdateSettings:
     gold_runs: int = DEFAULT_GOLD_RUNS
     #: Where Maven distributions are downloaded (None: the default cache's).
     maven_dist: Path | None = None
+    #: Compile the production code once per instance and reuse it (``--tebench-recompile`` off).
+    prebuilt: bool = True
 
     @classmethod
     def from_maven(
-        cls, maven: MavenSettings, scoring: str = "paper", gold_runs: int = DEFAULT_GOLD_RUNS
+        cls,
+        maven: MavenSettings,
+        scoring: str = "paper",
+        gold_runs: int = DEFAULT_GOLD_RUNS,
+        *,
+        prebuilt: bool = True,
     ) -> UpdateSettings:
         return cls(
             scoring=scoring,
@@ -93,6 +106,7 @@ class UpdateSettings:
             timeout_warmup=maven.timeout_warmup,
             gold_runs=gold_runs,
             maven_dist=maven.maven_dist,
+            prebuilt=prebuilt,
         )
 
 
@@ -112,7 +126,12 @@ class TebenchSettings:
             allow_non_test_edits=bool(values.get("allow_non_test_edits")),
             update=None
             if values.get("skip_update")
-            else UpdateSettings.from_maven(maven, scoring, int(values.get("gold_runs") or DEFAULT_GOLD_RUNS)),
+            else UpdateSettings.from_maven(
+                maven,
+                scoring,
+                int(values.get("gold_runs") or DEFAULT_GOLD_RUNS),
+                prebuilt=not values.get("recompile"),
+            ),
             min_f1=values.get("min_f1"),
             min_update=values.get("min_update"),
         )

@@ -42,6 +42,7 @@ from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import java_version_after
 from pytest_tebench.run.maven.jdk import read_requirement
+from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import TestId
@@ -80,8 +81,13 @@ class UpdateEvaluator:
         assert self.context.executor is not None
         return self.context.executor()
 
-    def _run_settings(self, workspace: Workspace) -> RunSettings:
+    def _run_settings(self, workspace: Workspace, *, trusted: bool) -> RunSettings:
+        """The run's settings; a ``trusted`` tree (gold's) may compile and store the production
+        build that later launches of the instance reuse (:mod:`~pytest_tebench.run.maven.prebuilt`)."""
         java = self._java_version(read_requirement(workspace.path, self.maven_repo))
+        prebuilt = (
+            Prebuilt(self.context.cache_dir / "prebuilt", create=trusted) if self.settings.prebuilt else None
+        )
         return RunSettings(
             maven_repo=self.maven_repo,
             java_version=java,
@@ -91,6 +97,7 @@ class UpdateEvaluator:
             compile_timeout=self.settings.timeout_compile,
             test_timeout=self.settings.timeout_test,
             warmup_timeout=self.settings.timeout_warmup,
+            prebuilt=prebuilt,
         )
 
     def _java_version(self, requirement: JdkRequirement) -> int:
@@ -166,7 +173,7 @@ class UpdateEvaluator:
     def gold(
         self, instance_key: dict[str, str], workspace: Workspace, gold_changes: TestChanges, *, project: str
     ) -> GoldReference:
-        settings = self._run_settings(workspace)
+        settings = self._run_settings(workspace, trusted=True)
         executor = self._executor()
         key = gold_record.cache_key(
             instance_key,
@@ -284,7 +291,7 @@ class UpdateEvaluator:
         project: str,
     ) -> dict[str, Any]:
         workspace.checkout("prediction")
-        settings = self._run_settings(workspace)
+        settings = self._run_settings(workspace, trusted=False)
         if not settings.maven_version and gold.maven_version:
             settings = replace(settings, maven_version=gold.maven_version)
         if not self.settings.jdk and gold.java_version != settings.java_version:
@@ -373,6 +380,8 @@ class UpdateEvaluator:
                 name: round(value, 3) for name, value in {**_warmup_timings(warmed), **run.timings}.items()
             },
             "error": run.error or None,
+            # how the production code was had: "reused <key>", or "off: <why>" (compiled in the launch)
+            "prebuilt": run.prebuilt or None,
         }
         if run.status.startswith("timeout"):
             # not a score: the scores of an unfinished run would only look like one
@@ -417,10 +426,8 @@ def _run_log_tail(run: SelectionRun) -> str:
 
 
 def _warmup_timings(warmed: WarmedRun) -> dict[str, float]:
-    """Seconds of the offline attempt that found the repository lacking, and of the warm-up."""
-    if warmed.warmup is None:
-        return {}
-    return {"offline_probe": warmed.probe_seconds, "warmup": warmed.warmup.seconds}
+    """What readying the Maven repository cost this run (:meth:`WarmedRun.timings`)."""
+    return warmed.timings()
 
 
 @contextlib.contextmanager

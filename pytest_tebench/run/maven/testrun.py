@@ -52,6 +52,8 @@ from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
 from pytest_tebench.run.maven.journal import recorded_surefire
 from pytest_tebench.run.maven.modulepath import opens_for_tests
+from pytest_tebench.run.maven.prebuilt import Prebuilt
+from pytest_tebench.run.maven.prebuilt import prepare as prepare_prebuilt
 from pytest_tebench.run.maven.reactor import read_reactor
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
@@ -118,6 +120,9 @@ class RunSettings:
     #: as its own JUnit request (``@BeforeClass``/``@AfterClass`` once per method), and for any
     #: run where a method selection is not how the project runs its tests (docs/building.md).
     select_by_class: bool = False
+    #: Production code compiled once per tree and restored into the one-launch ``mvn test``
+    #: (:mod:`~pytest_tebench.run.maven.prebuilt`); ``None``: every launch compiles it.
+    prebuilt: Prebuilt | None = None
 
     @property
     def maven_args(self) -> tuple[str, ...]:
@@ -175,6 +180,9 @@ class SelectionRun:
     java_version: int = 0
     #: The tests' whole classes were selected (``RunSettings.select_by_class``), not their methods.
     by_class: bool = False
+    #: What the launch did with the stored production build (``reused <key>``, ``built <key>``,
+    #: ``off: <why>``; "" when not asked for).
+    prebuilt: str = ""
 
     @property
     def outcomes(self) -> dict[TestId, TestOutcome]:
@@ -216,6 +224,7 @@ class SelectionRun:
             "java_version": self.java_version,
             "maven_version": self.maven_version or None,
             "selected_by": "class" if self.by_class else "method",
+            "prebuilt": self.prebuilt or None,
             "tests": [outcome.to_dict() for outcome in self.tests],
             "coverage": self.coverage.to_dict() if self.coverage is not None else None,
             "coverage_error": self.coverage_error,
@@ -271,6 +280,13 @@ def linked(workspace: Path, relative: str) -> bool:
     return False
 
 
+def _fall_back(tested: StepResult) -> bool:
+    """A launch on the restored production build that the harness's side failed: not a verdict."""
+    if tested.timed_out or mavenlog.missing_artifacts(tested.output):
+        return False  # a timeout is the launch's verdict; a missing artifact, the warm-up's business
+    return mavenlog.diagnose_test_step(tested.output, tested.exit_code).kind in (BUILD_ERROR, COMPILE_ERROR)
+
+
 def _not_run(selection: Iterable[TestId]) -> tuple[TestOutcome, ...]:
     return tuple(TestOutcome(test, NOT_RUN) for test in sorted(set(selection)))
 
@@ -311,6 +327,7 @@ class _Run:
         self.steps: list[StepResult] = []
         self.timings: dict[str, float] = {}
         self.reactor = read_reactor(workspace, settings.java_version)
+        self.prebuilt = ""
 
     def finish(
         self, status: str, compile_ok: bool | None, test_compile_ok: bool | None, **rest: Any
@@ -324,6 +341,7 @@ class _Run:
             steps=tuple(self.steps),
             java_version=self.settings.java_version,
             by_class=self.settings.select_by_class and bool(self.chosen),
+            prebuilt=self.prebuilt,
             **rest,
         )
 
@@ -365,7 +383,7 @@ class _Run:
         )
         if name == "compile+test":
             step = replace(step, phase_marker=SUREFIRE_STARTS, phase_timeout=settings.test_timeout)
-        tested = self.step(step)
+        tested = self.launch(step)
         reports = [
             case
             for relative in self.reactor.dirs(REPORTS_DIR)
@@ -412,6 +430,42 @@ class _Run:
             coverage=coverage,
             coverage_error=coverage_error,
             error=error,
+        )
+
+    def launch(self, step: BuildStep) -> StepResult:
+        """The one-launch ``mvn test``, on the stored production build when the settings ask for
+        it and it can be had; a launch on it that fails for build reasons (never the code's)
+        runs again compiling everything, so the prebuilt build never decides a verdict."""
+        prebuilt = self.settings.prebuilt
+        if prebuilt is None or not self.settings.offline or step.name != "compile+test":
+            return self.step(step)
+        use = prepare_prebuilt(
+            self.executor,
+            self.workspace,
+            prebuilt,
+            step,
+            modules=self.reactor.modules,
+            maven_repo=self.settings.maven_repo,
+        )
+        self.prebuilt = use.describe()
+        if use.compiled is not None:
+            self.steps.append(use.compiled)
+            self.timings[use.compiled.name] = use.compiled.duration
+        if use.used:
+            self.timings["prebuilt_restore"] = use.restore_seconds
+        tested = self.step(use.launch)
+        if use.used and _fall_back(tested):
+            self.prebuilt = f"{use.describe()}; failed ({self.prebuilt_failure(tested)}): compiled again"
+            remove_stale_outputs(self.workspace, whole_target=True)
+            tested = self.step(replace(step, name="compile+test-again"))
+        return tested
+
+    @staticmethod
+    def prebuilt_failure(tested: StepResult) -> str:
+        return (
+            "timed out"
+            if tested.timed_out
+            else mavenlog.diagnose_test_step(tested.output, tested.exit_code).summary
         )
 
     def explain_not_run(self, outcomes: dict[TestId, TestOutcome], console: str) -> None:

@@ -133,6 +133,17 @@ class WarmedRun:
     warmup: WarmupResult | None = None
     #: Seconds of the first offline attempt that failed for a missing artifact (0 without warm-up).
     probe_seconds: float = 0.0
+    #: Seconds of the offline check of a build digest never seen before (its effective POM against
+    #: the repository), paid by the first run of that build on this machine (0: none ran).
+    check_seconds: float = 0.0
+
+    def timings(self) -> dict[str, float]:
+        """What making the repository ready cost the run that paid it: with a warm-up, the offline
+        attempt that found the repository lacking (``offline_probe``, the check included) and the
+        warm-up (``warmup``); without, the check of a new build, when one ran (``build_check``)."""
+        if self.warmup is not None:
+            return {"offline_probe": self.probe_seconds, "warmup": self.warmup.seconds}
+        return {"build_check": self.check_seconds} if self.check_seconds else {}
 
 
 def project_key(project: str, settings: RunSettings) -> str:
@@ -505,9 +516,10 @@ def run_warmed(
             )
 
     warmed: WarmupResult | None = None
-    probe = 0.0
+    probe = check = 0.0
     if not build_checked(settings, key, build):
-        complete, probe, surefire = _complete_offline(executor, workspace, settings)
+        complete, check, surefire = _complete_offline(executor, workspace, settings)
+        probe = check
         if complete:
             _journal(
                 settings,
@@ -524,18 +536,18 @@ def run_warmed(
             # since 0: a warm-up of this very build by another worker counts, whenever it ran
             warmed = warm(0.0)
             if not warmed.ok:
-                return WarmedRun(_failed_run(warmed), warmed, probe)
+                return WarmedRun(_failed_run(warmed), warmed, probe, check)
     begun = time.time()
     run = run_inherited(executor, workspace, chosen, settings)
     if not needs_warmup(run):
-        return WarmedRun(run, warmed, probe)
+        return WarmedRun(run, warmed, probe, check)
     probe += sum(run.timings.values())
     since: float | None = begun
     while warmed is None or warmed.cached:
         first = run
         warmed = warm(since)
         if not warmed.ok:
-            return WarmedRun(first, warmed, probe)
+            return WarmedRun(first, warmed, probe, check)
         run = run_inherited(executor, workspace, chosen, settings)
         if not (warmed.cached and needs_warmup(run)):
             break
@@ -546,7 +558,7 @@ def run_warmed(
         lacking = sorted({c for step in run.steps for c in mavenlog.missing_coordinates(step.output)})
         names = ", ".join(lacking) or "an artifact the log does not name"
         run = replace(run, error=f"the offline build still lacks {names} after a warm-up: {run.error}")
-    return WarmedRun(run, warmed, probe)
+    return WarmedRun(run, warmed, probe, check)
 
 
 def _complete_offline(executor: Executor, workspace: Path, settings: RunSettings) -> tuple[bool, float, str]:
