@@ -110,10 +110,19 @@ def main(argv: list[str] | None = None) -> int:
             outcome = static_check(repo_dir, commit, name, repo)
             if isinstance(outcome, Candidate):
                 stage1.append(outcome)
+        # one generator per project: a project's pick does not depend on which others ran. Stage 1's
+        # candidates are shuffled once and stage 2 (a workspace per commit, the slow part) runs in that
+        # order until the pick is full: the same seed gives the same pick as checking them all would
+        # give for a sample drawn in this order.
+        rng = random.Random(f"{args.seed}:{repo}")
+        order = list(stage1)
+        rng.shuffle(order)
         passed: list[dict[str, Any]] = []
         rejected: dict[str, str] = {}
         harness_errors = 0
-        for candidate in stage1:
+        for candidate in order:
+            if len(passed) >= args.per_project:
+                break
             outcome2 = stage2(repo_dir, candidate, args.work)
             if isinstance(outcome2, str):
                 rejected[candidate.commit.sha] = outcome2
@@ -121,22 +130,18 @@ def main(argv: list[str] | None = None) -> int:
                     harness_errors += 1
             else:
                 passed.append(outcome2)
-        # one generator per project: a project's pick does not depend on which others ran
-        rng = random.Random(f"{args.seed}:{repo}")
-        picked = sorted(
-            rng.sample(passed, min(args.per_project, len(passed))), key=lambda r: str(r["v0_date"])
-        )
+        picked = sorted(passed, key=lambda r: str(r["v0_date"]))
         rows.extend(picked)
         summary["projects"][repo] = {
             "commits": len(commits),
             "stage1": len(stage1),
-            "stage2": len(passed),
+            "stage2_checked": len(passed) + len(rejected),
             "stage2_harness_errors": harness_errors,
             "stage2_rejected": rejected,
             "picked": [r["instance_id"] for r in picked],
         }
         print(
-            f"{repo}: {len(commits)} commits, {len(stage1)} pass stage 1, {len(passed)} pass stage 2, "
+            f"{repo}: {len(commits)} commits, {len(stage1)} pass stage 1, {len(passed) + len(rejected)} checked in stage 2, "
             f"{harness_errors} not checkable (harness error), "
             f"picked {[r['instance_id'] for r in picked]}",
             flush=True,
