@@ -54,6 +54,12 @@ TEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
         help="TEBench: run gold's selected tests N times on V0; tests whose outcome changes are flaky "
         "and dropped from the selection. Default: %(default)s.",
     ),
+    OptionSpec(
+        "network", action="store_true",
+        help="TEBench: let the tests reach the network (Docker: the test containers get one; Maven stays "
+        "offline), for gold and predictions alike. Off by default: a test that needs an external host "
+        "makes its instance unsupported_environment.",
+    ),
     OptionSpec("min-f1", metavar="X", type=fraction,
                help="TEBench: same as --tebench-fail-under=f1=X (micro identification F1, 0..1)."),
     OptionSpec("min-update", metavar="X", type=fraction,
@@ -78,10 +84,16 @@ class UpdateSettings:
     gold_runs: int = DEFAULT_GOLD_RUNS
     #: Where Maven distributions are downloaded (None: the default cache's).
     maven_dist: Path | None = None
+    #: The tests may reach the network (``--tebench-network``), gold's and predictions' alike.
+    network: bool = False
 
     @classmethod
     def from_maven(
-        cls, maven: MavenSettings, scoring: str = "paper", gold_runs: int = DEFAULT_GOLD_RUNS
+        cls,
+        maven: MavenSettings,
+        scoring: str = "paper",
+        gold_runs: int = DEFAULT_GOLD_RUNS,
+        network: bool = False,
     ) -> UpdateSettings:
         return cls(
             scoring=scoring,
@@ -93,6 +105,7 @@ class UpdateSettings:
             timeout_warmup=maven.timeout_warmup,
             gold_runs=gold_runs,
             maven_dist=maven.maven_dist,
+            network=network,
         )
 
 
@@ -112,7 +125,12 @@ class TebenchSettings:
             allow_non_test_edits=bool(values.get("allow_non_test_edits")),
             update=None
             if values.get("skip_update")
-            else UpdateSettings.from_maven(maven, scoring, int(values.get("gold_runs") or DEFAULT_GOLD_RUNS)),
+            else UpdateSettings.from_maven(
+                maven,
+                scoring,
+                int(values.get("gold_runs") or DEFAULT_GOLD_RUNS),
+                network=bool(values.get("network")),
+            ),
             min_f1=values.get("min_f1"),
             min_update=values.get("min_update"),
         )

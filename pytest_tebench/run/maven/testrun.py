@@ -115,6 +115,12 @@ class RunSettings:
     #: as its own JUnit request (``@BeforeClass``/``@AfterClass`` once per method), and for any
     #: run where a method selection is not how the project runs its tests (docs/building.md).
     select_by_class: bool = False
+    #: Select nothing: the scoped modules run their whole test phase, as the project's own
+    #: ``mvn test`` does, and only the selected methods' results are read (gold's check that a
+    #: failure is not the harness's selection, :mod:`~pytest_tebench.benchmarks.tebench.gold_check`).
+    whole_modules: bool = False
+    #: The tests may reach the network (``--tebench-network``); Maven itself stays offline.
+    test_network: bool = False
 
     @property
     def maven_args(self) -> tuple[str, ...]:
@@ -355,6 +361,8 @@ class _Run:
             extra_args=settings.maven_args,
             name=name,
             by_class=settings.select_by_class,
+            whole_modules=settings.whole_modules,
+            test_network=settings.test_network,
         )
         if name == "compile+test":
             step = replace(step, phase_marker=SUREFIRE_STARTS, phase_timeout=settings.test_timeout)
@@ -423,6 +431,8 @@ class _Run:
             else:
                 where = f" of module {module}" if module else ""
                 why = f"Surefire{where} reported no run of it (the selector matched no test method)"
+                if self.settings.whole_modules:
+                    why = f"the whole test phase{where} did not run it (the build's Surefire leaves it out)"
                 if SUREFIRE_STARTS not in console:
                     why = f"no test ran{where}: Surefire never started"
             outcomes[test] = TestOutcome(test, NOT_RUN, 0, why)
