@@ -5,6 +5,8 @@ what Surefire 3.2.5 and 2.12.4 write for JUnit 4 and 5 on JDK 17."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,10 @@ from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.surefire import outcomes_for
 from pytest_tebench.run.maven.surefire import read_report
 from pytest_tebench.run.maven.testrun import SelectionRun
+
+from conftest import TEST_MAVEN_REPO
+from conftest import History
+from conftest import write_jsonl
 
 FETCH = TestId("org.jsoup.integration.ConnectTest", "fetchURl")
 PARSE = TestId("org.jsoup.integration.ConnectTest", "parsesRss")
@@ -171,3 +177,84 @@ def test_the_class_rule_holds_only_when_every_method_failure_passes_by_class() -
     assert not gold_check.class_rule_holds(
         [FAILED_FETCH], _run(TestOutcome(FETCH, PASSED, 1), status="timeout:test")
     )
+
+
+# --------------------------------------------------------------------------- a real Maven build
+
+COUNTER = "src/main/java/org/tebench/order/Counter.java"
+COUNTER_TEST = "src/test/java/org/tebench/order/CounterTest.java"
+COUNTER_V1 = "package org.tebench.order;\n\nclass Counter {\n    static int next(int n) {\n        return n + 1;\n    }\n}\n"
+#: The second test reads what the first one set: it passes when its class runs whole, as the
+#: project's own `mvn test` runs it, and fails selected alone (`-Dtest=CounterTest#b_countsOn`).
+COUNTER_TEST_V1 = """\
+package org.tebench.order;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+@TestMethodOrder(MethodOrderer.MethodName.class)
+class CounterTest {
+    static Integer start;
+
+    @Test
+    void a_setsStart() {
+        start = 1;
+    }
+
+    @Test
+    void b_countsOn() {
+        assertNotNull(start, "a_setsStart did not run first");
+        assertEquals(start + 1, Counter.next(start));
+    }
+}
+"""
+
+
+@pytest.mark.maven
+def test_a_gold_test_that_fails_only_selected_alone_makes_the_instance_select_by_class(
+    make_history: Callable[[str], History], pytester: pytest.Pytester
+) -> None:
+    history = make_history("order")
+    pom = (Path(__file__).parent / "fixtures" / "mini-maven" / "pom.xml").read_text()
+    v1 = history.commit({"pom.xml": pom, COUNTER: COUNTER_V1, COUNTER_TEST: COUNTER_TEST_V1}, "V-1")
+    v0 = history.commit(
+        {
+            COUNTER: COUNTER_V1.replace("n + 1", "n + 2"),
+            COUNTER_TEST: COUNTER_TEST_V1.replace("start + 1, Counter", "start + 2, Counter"),
+        },
+        "count by two",
+    )
+    row = history.instance_row(v1, v0, instance_id="order__one", repo="tebench/order", labels=["breaking"])
+    report_path = pytester.path / "report.json"
+    result = pytester.runpytest(
+        "--tebench-predictions=gold",
+        f"--tebench-dataset={write_jsonl(pytester.path / 'dataset.jsonl', [row])}",
+        f"--tebench-repos={history.path.parent}",
+        f"--tebench-cache-dir={pytester.path / 'cache'}",
+        f"--tebench-maven-repo={TEST_MAVEN_REPO}",
+        "--tebench-offline",
+        "--tebench-executor=local",
+        "--tebench-gold-runs=1",
+        f"--tebench-report={report_path}",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+    )
+    result.assert_outcomes(passed=1)
+    record = json.loads(report_path.read_text())["results"][0]
+    update = record["update"]
+    assert (record["status"], update["s_exec"]) == ("evaluated", 1.0)
+    assert update["gold"]["selection"] == ["org.tebench.order.CounterTest#b_countsOn"]
+    # by method, b_countsOn ran alone and failed; its whole class passed: gold and the prediction
+    # are selected by class
+    assert update["gold"]["selected_by"] == "class" and update["selected_by"] == "class"
+    assert update["gold"]["rule"].startswith(
+        "gold's selected tests fail selected by method and pass when their whole classes run: "
+        "org.tebench.order.CounterTest#b_countsOn failed: a_setsStart did not run first"
+    )
+    assert update["s_line"] == 1.0
