@@ -36,6 +36,7 @@ from pytest_tebench.run.leftovers import LABEL_RUN
 from pytest_tebench.run.leftovers import LABEL_TRANSIENT
 from pytest_tebench.run.leftovers import cleanup_stale
 from pytest_tebench.run.leftovers import transient_labels
+from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
 from pytest_tebench.run.maven.dist import maven_tools
 from pytest_tebench.run.maven.steps import mvn_program
 
@@ -494,12 +495,14 @@ def test_offline_maven_build_after_online_warm_up(
     source = workspace / "src" / "main" / "java" / "example"
     source.mkdir(parents=True)
     (source / "Tiny.java").write_text("package example; public class Tiny { int one() { return 1; } }\n")
-    base = ("mvn", "-B", "-ntp", f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}")
+    # the image has no Maven: every build mounts the distribution the build layer resolved
+    tools = maven_tools(DEFAULT_MAVEN, None)
+    base = (mvn_program(tools), "-B", "-ntp", f"-Dmaven.repo.local={MAVEN_REPO_PLACEHOLDER}")
 
     # Warm-up on JDK 8: also proves JDK 8 trusts Maven Central's certificate in the image.
     warm = executor.run(
         workspace,
-        BuildStep("warm-up", (*base, "test"), timeout=600, java_version=8, network=True),
+        BuildStep("warm-up", (*base, "test"), timeout=600, java_version=8, network=True, tools=tools),
         maven_repo=repo,
     )
     assert warm.ok, warm.output
@@ -508,7 +511,9 @@ def test_offline_maven_build_after_online_warm_up(
 
     shutil.rmtree(workspace / "target")
     offline = executor.run(
-        workspace, BuildStep("test", (*base, "-o", "test"), timeout=300, java_version=17), maven_repo=repo
+        workspace,
+        BuildStep("test", (*base, "-o", "test"), timeout=300, java_version=17, tools=tools),
+        maven_repo=repo,
     )
     assert offline.ok, offline.output
     assert "BUILD SUCCESS" in offline.output
@@ -518,7 +523,9 @@ def test_offline_maven_build_after_online_warm_up(
 
     # Something never warmed up cannot be fetched: offline, and no network anyway.
     missing = executor.run(
-        workspace, BuildStep("clean", (*base, "clean"), timeout=300, java_version=17), maven_repo=repo
+        workspace,
+        BuildStep("clean", (*base, "clean"), timeout=300, java_version=17, tools=tools),
+        maven_repo=repo,
     )
     assert missing.exit_code != 0
     assert _files(repo) == before

@@ -334,6 +334,8 @@ def test_setup_script_and_changes_carry_the_recipe() -> None:
     script = docker_image.setup_script()
     for package in docker_image.DEFAULT_RECIPE.packages:
         assert package in script
+    # no Maven of the image's own: builds mount Apache Maven's distribution (run/maven/dist.py)
+    assert "maven" not in docker_image.DEFAULT_RECIPE.packages and "maven" not in script
     assert "useradd --no-log-init --uid 1000" in script
     changes = docker_image.image_changes()
     assert "ENV JAVA_HOME=/opt/java/8" in changes

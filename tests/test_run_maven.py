@@ -10,9 +10,9 @@ from pytest_tebench.errors import HarnessError
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import expand_placeholders
 from pytest_tebench.run.maven import log as mavenlog
-from pytest_tebench.run.maven.dist import MAVEN_39
+from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
 from pytest_tebench.run.maven.dist import ensure_maven
-from pytest_tebench.run.maven.dist import required_maven_version
+from pytest_tebench.run.maven.settings import MavenSettings
 from pytest_tebench.run.maven.steps import SKIP_FLAGS
 from pytest_tebench.run.maven.steps import WARMUP_SELECTOR
 from pytest_tebench.run.maven.steps import compile_step
@@ -188,32 +188,11 @@ def test_compile_started_tests() -> None:
     assert not mavenlog.compile_started_tests(MAIN_ERROR)
 
 
-def pom(tmp_path: Path, body: str) -> Path:
-    path = tmp_path / "pom.xml"
-    path.write_text(f'<project xmlns="http://maven.apache.org/POM/4.0.0">{body}</project>', encoding="utf-8")
-    return path
-
-
-def parent(group: str, artifact: str, version: str) -> str:
-    return f"<parent><groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{version}</version></parent>"
-
-
-@pytest.mark.parametrize(
-    ("body", "needed"),
-    [
-        ("", ""),
-        (parent("org.apache.commons", "commons-parent", "84"), ""),
-        (parent("org.apache.commons", "commons-parent", "98"), ""),
-        (parent("org.apache.commons", "commons-parent", "99"), MAVEN_39),
-        (parent("org.apache.commons", "commons-parent", "104"), MAVEN_39),
-        (parent("org.example", "commons-parent", "104"), ""),
-        ("<properties><minimalMavenBuildVersion>3.9.6</minimalMavenBuildVersion></properties>", MAVEN_39),
-        ("<properties><minimalMavenBuildVersion>3.6.3</minimalMavenBuildVersion></properties>", ""),
-        ("<prerequisites><maven>3.9</maven></prerequisites>", MAVEN_39),
-    ],
-)
-def test_required_maven_version(tmp_path: Path, body: str, needed: str) -> None:
-    assert required_maven_version(pom(tmp_path, body)) == needed
+def test_maven_settings_default_to_apache_maven() -> None:
+    # one default, written once: every build of a run gets Apache Maven's own distribution
+    settings = MavenSettings.from_values({}, Path("/cache"))
+    assert settings.maven_version == DEFAULT_MAVEN == MavenSettings(maven_repo=Path("/m2")).maven_version
+    assert MavenSettings.from_values({"maven": "3.8.8"}, Path("/cache")).maven_version == "3.8.8"
 
 
 def test_ensure_maven_rejects_bad_version(tmp_path: Path) -> None:

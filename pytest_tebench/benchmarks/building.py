@@ -21,7 +21,6 @@ from typing import Any
 
 from pytest_tebench.errors import InputError
 from pytest_tebench.run.executor import Executor
-from pytest_tebench.run.maven.dist import required_maven_version
 from pytest_tebench.run.maven.jdk import JdkChoice
 from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import java_version_after
@@ -47,6 +46,8 @@ class BuildEnvironment:
     compile_timeout: float = DEFAULT_TIMEOUT_COMPILE
     test_timeout: float = DEFAULT_TIMEOUT_TEST
     warmup_timeout: float = DEFAULT_TIMEOUT_WARMUP
+    #: The Apache Maven the builds run (``--tebench-maven``; ``""``, the executor's own ``mvn``,
+    #: only for tests that script the executor).
     maven_version: str = ""
     #: Where Maven distributions are downloaded (None: the default cache's).
     maven_dist: Path | None = None
@@ -58,15 +59,15 @@ class BuildEnvironment:
         return self.repo.split("/", 1)[-1]
 
     def run_settings(self, tree: Path, **overrides: Any) -> RunSettings:
-        """How to build the checkout at ``tree``: its build (POMs, ``.mvn/``) decides the JDK, its
-        root POM the Maven."""
+        """How to build the checkout at ``tree``: its build (POMs, ``.mvn/``) decides the JDK;
+        the Maven is the run's (``--tebench-maven``)."""
         pom = tree / "pom.xml"
         if not pom.is_file():
             raise InputError(f"{self.repo}: the checkout has no pom.xml at its root (Maven builds only)")
         fields: dict[str, Any] = {
             "maven_repo": self.maven_repo,
             "java_version": self.java_version(read_requirement(tree, self.maven_repo)),
-            "maven_version": self.maven_version or required_maven_version(pom),
+            "maven_version": self.maven_version,
             "maven_dist": self.maven_dist,
             "compile_timeout": self.compile_timeout,
             "test_timeout": self.test_timeout,
@@ -113,7 +114,7 @@ def open_environment(args: argparse.Namespace, *, what: str) -> Iterator[dict[st
             "compile_timeout": maven.timeout_compile,
             "test_timeout": maven.timeout_test,
             "warmup_timeout": maven.timeout_warmup,
-            "maven_version": maven.maven_version or "",
+            "maven_version": maven.maven_version,
             "maven_dist": maven.maven_dist,
             "jdk": maven.jdk,
         }

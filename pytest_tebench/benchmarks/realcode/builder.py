@@ -46,6 +46,7 @@ from pytest_tebench.benchmarks.realcode.methods import method_tasks
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
 from pytest_tebench.java.parser import parse_java
+from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
@@ -65,7 +66,6 @@ BUILD_COMMAND = ""
 TEST_COMMAND = "mvn test"
 #: The card's Docker Hub image for a JDK; pytest-tebench's evaluator maps it to its own image.
 IMAGE_TEMPLATE = "maven:{maven}-eclipse-temurin-{java}"
-DEFAULT_IMAGE_MAVEN = "3.9.9"
 #: Test limit of a stub's run: this many times the launches of the covering classes, at least the minimum.
 STUB_TIMEOUT_FACTOR = 3.0
 STUB_MIN_TIMEOUT = 60.0
@@ -256,7 +256,7 @@ class _Builder:
         return _stub_entry(task, run)
 
     def row(self, task: MethodTask, pass_to_pass: list[str], fail_to_pass: list[str]) -> dict[str, Any]:
-        maven = self.settings.maven_version or DEFAULT_IMAGE_MAVEN
+        maven = self.settings.maven_version or DEFAULT_MAVEN
         return {
             "instruction": INSTRUCTION,
             "inputs": {"left_context": task.left},

@@ -41,7 +41,6 @@ from pytest_tebench.jsonfiles import write_json
 from pytest_tebench.locking import file_lock
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven import log as mavenlog
-from pytest_tebench.run.maven.dist import required_maven_version
 from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.selection import run_inherited
@@ -120,7 +119,7 @@ class RealcodeRunner:
         return RunSettings(
             maven_repo=self.maven.maven_repo,
             java_version=java,
-            maven_version=self.maven.maven_version or required_maven_version(pom),
+            maven_version=self.maven.maven_version,
             maven_dist=self.maven.maven_dist,
             coverage=False,
             compile_timeout=self.maven.timeout_compile,

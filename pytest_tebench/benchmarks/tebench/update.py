@@ -4,8 +4,8 @@ Per instance, gold's selection run on V0 is computed once and cached on disk (th
 key: :mod:`.gold_record`); N xdist workers evaluating predictions of one instance wait for the
 first one's result instead of building it N times. Per prediction, one selection run on V-0.5 +
 prediction gives executability and coverage; the method versions for ``s_mod`` are read from the
-trees (:mod:`.update_methods`). Both runs get the Maven and the JDK the build needs, learnt from
-its output where the build files do not say.
+trees (:mod:`.update_methods`). Both runs get the run's Apache Maven and the JDK the build needs,
+learnt from its output where the build files do not say.
 
 Who runs this: the process that runs the item, from ``TebenchAdapter.evaluate``.
 """
@@ -39,8 +39,6 @@ from pytest_tebench.jsonfiles import write_json
 from pytest_tebench.locking import file_lock
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven import log as mavenlog
-from pytest_tebench.run.maven.dist import MAVEN_39
-from pytest_tebench.run.maven.dist import required_maven_version
 from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import java_version_after
@@ -89,8 +87,8 @@ class UpdateEvaluator:
         return RunSettings(
             maven_repo=self.maven_repo,
             java_version=java,
-            # new commons parents need Maven 3.9: downloaded from Maven Central when the POM says so
-            maven_version=self.settings.maven_version or required_maven_version(workspace.path / "pom.xml"),
+            # Apache Maven's own distribution (--tebench-maven, dist.DEFAULT_MAVEN), never the image's
+            maven_version=self.settings.maven_version or "",
             maven_dist=self.settings.maven_dist,
             compile_timeout=self.settings.timeout_compile,
             test_timeout=self.settings.timeout_test,
@@ -117,9 +115,7 @@ class UpdateEvaluator:
         checkout) only when the shared Maven repository lacks something it needs. ``settings``
         come :meth:`~RunSettings.scoped` to the modules of the selected tests.
 
-        A plugin that refuses the Maven in use (``requires Maven version 3.9.6``: gson's proto
-        module; a plugin's own prerequisite, which no POM shows) gets the run again, once, with
-        Maven 3.9 from Maven Central. With ``learn_jdk`` (gold's trusted run), a failure whose
+        With ``learn_jdk`` (gold's trusted run), a failure whose
         output says the JDK cannot build the code (a dependency's class files are newer: jfreechart
         with EqualsVerifier 4.0 on JDK 11) gets the run again with the JDK the chooser then picks
         (:func:`~pytest_tebench.run.maven.jdk.java_version_after`); predictions start with gold's
@@ -137,11 +133,6 @@ class UpdateEvaluator:
             )
 
         warmed = attempt(settings)
-        steps = [*warmed.run.steps, *(warmed.warmup.steps if warmed.warmup else ())]
-        needed = max((mavenlog.required_maven(step.output) for step in steps), default="")
-        if needed and not settings.maven_version and _newer_maven_will_do(needed):
-            settings = replace(settings, maven_version=MAVEN_39)
-            warmed = attempt(settings)
         jdk_note = ""
         for _ in range(_JDK_RETRIES if learn_jdk else 0):
             choice = java_version_after(
@@ -484,13 +475,6 @@ def _raise_for_harness(run: SelectionRun, what: str, timings: dict[str, float]) 
             log_tail=_run_log_tail(run),
             timings={**timings, **run.timings},
         )
-
-
-def _newer_maven_will_do(needed: str) -> bool:
-    """Whether :data:`MAVEN_39` meets a plugin's "requires Maven version" (3.9.x up to it)."""
-    wanted = tuple(int(part) for part in needed.split(".")[:3])
-    have = tuple(int(part) for part in MAVEN_39.split(".")[:3])
-    return wanted[:2] == have[:2] and wanted <= have
 
 
 def _raise_for_not_run(run: SelectionRun, warmed: WarmedRun) -> None:

@@ -1,11 +1,13 @@
-"""Which Maven a build needs, and a verified Maven distribution from Maven Central when the
-system's Maven is too old.
+"""The Maven every build runs: Apache Maven's own distribution, verified, from Maven Central.
 
-commons-parent 99 and later set ``minimalMavenBuildVersion`` 3.9 because their plugins need it
-(skipping the enforcer does not help: Maven refuses plugins whose prerequisites it does not
-meet). :func:`required_maven_version` reads that from ``pom.xml``; :func:`ensure_maven` downloads
-``apache-maven-<v>-bin.tar.gz``, checks it against the published ``.sha512`` and unpacks it into
-a cache directory, once, under a file lock shared by parallel workers.
+Every Maven build of every Java benchmark (evaluation, gold, warm-ups, the builders) runs
+:data:`DEFAULT_MAVEN` unless ``--tebench-maven`` names another version, locally and in Docker
+(mounted read-only), never the ``mvn`` a machine or an image happens to have: what a build runs
+then depends on Maven's own default plugin bindings only (Debian's Maven 3.8 binds Surefire 2.x
+where a POM pins none, and commons-parent 99 and later refuse Maven before 3.9).
+:func:`ensure_maven` downloads ``apache-maven-<v>-bin.tar.gz``, checks it against the published
+``.sha512`` and unpacks it into a cache directory, once, under a file lock shared by parallel
+workers.
 """
 
 from __future__ import annotations
@@ -18,67 +20,19 @@ import tarfile
 import tempfile
 import urllib.error
 import urllib.request
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.locking import file_lock
 
-#: The Maven that builds needing 3.9 get; 3.9.9 is the newest 3.9.x known to run every
-#: benchmark parent.
-MAVEN_39 = "3.9.9"
+#: The Maven every build of every Java benchmark runs unless ``--tebench-maven`` names another:
+#: Apache Maven's own distribution, so the build binds upstream's default plugin versions
+#: (Surefire 3.2.5 where a POM pins none; Debian's Maven binds older ones, Surefire 2.x and
+#: builds needing 3.9 refused). 3.9.9 is the newest 3.9.x known to run every benchmark parent.
+DEFAULT_MAVEN = "3.9.9"
 CENTRAL = "https://repo.maven.apache.org/maven2"
-#: commons-parent versions from which the plugins require Maven 3.9.
-COMMONS_PARENT_NEEDS_39 = 99
 
 _VERSION = re.compile(r"^\d+(?:\.\d+){1,3}$")
-
-
-def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
-
-
-def _text(element: ET.Element | None, name: str) -> str:
-    if element is None:
-        return ""
-    for child in element:
-        if _local(child.tag) == name:
-            return (child.text or "").strip()
-    return ""
-
-
-def _child(element: ET.Element, name: str) -> ET.Element | None:
-    for child in element:
-        if _local(child.tag) == name:
-            return child
-    return None
-
-
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
-
-
-def required_maven_version(pom: Path) -> str:
-    """``MAVEN_39`` when the POM needs Maven >= 3.9, else ``""`` (any Maven 3.8 will do).
-
-    Signals: a ``org.apache.commons:commons-parent`` parent >= 99, or the POM's own
-    ``minimalMavenBuildVersion`` property / ``<prerequisites><maven>`` naming 3.9 or later.
-    """
-    try:
-        root = ET.parse(pom).getroot()
-    except (OSError, ET.ParseError) as exc:
-        raise HarnessError(f"cannot read {pom}: {exc}") from exc
-    parent = _child(root, "parent")
-    if _text(parent, "groupId") == "org.apache.commons" and _text(parent, "artifactId") == "commons-parent":
-        major = _version_tuple(_text(parent, "version"))
-        if major and major[0] >= COMMONS_PARENT_NEEDS_39:
-            return MAVEN_39
-    declared = [_text(_child(root, "properties"), "minimalMavenBuildVersion")]
-    declared.append(_text(_child(root, "prerequisites"), "maven"))
-    for text in declared:
-        if text and not text.startswith("$") and _version_tuple(text) >= (3, 9):
-            return MAVEN_39
-    return ""
 
 
 def maven_home(version: str, cache_dir: Path) -> Path:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
 from pytest_tebench.settings import OptionSpec
 from pytest_tebench.settings import seconds
 
@@ -48,8 +49,9 @@ MAVEN_OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "maven", metavar="VERSION", type=maven_version,
-        help="Maven version to download from Maven Central and use (e.g. 3.9.9). Default: the mvn on PATH "
-        "(3.9 is fetched for POMs that need it).",
+        help="Apache Maven version every build runs, downloaded from Maven Central and verified. "
+        f"Default: {DEFAULT_MAVEN} (never the mvn on PATH or in an image: the build binds Maven's own "
+        "default plugin versions).",
     ),
     OptionSpec(
         "timeout-compile", metavar="SECONDS", type=seconds, default=DEFAULT_TIMEOUT_COMPILE,
@@ -73,7 +75,8 @@ class MavenSettings:
     #: The Maven local repository shared by every build of the run.
     maven_repo: Path
     jdk: str | None = None
-    maven_version: str | None = None
+    #: The Apache Maven every build runs (``--tebench-maven``).
+    maven_version: str = DEFAULT_MAVEN
     timeout_compile: float = DEFAULT_TIMEOUT_COMPILE
     timeout_test: float = DEFAULT_TIMEOUT_TEST
     timeout_warmup: float = DEFAULT_TIMEOUT_WARMUP
@@ -87,7 +90,7 @@ class MavenSettings:
         return cls(
             maven_repo=Path(repo).expanduser().resolve(),
             jdk=values.get("jdk"),
-            maven_version=values.get("maven"),
+            maven_version=values.get("maven") or DEFAULT_MAVEN,
             timeout_compile=float(values.get("timeout_compile") or DEFAULT_TIMEOUT_COMPILE),
             timeout_test=float(values.get("timeout_test") or DEFAULT_TIMEOUT_TEST),
             timeout_warmup=float(values.get("timeout_warmup") or DEFAULT_TIMEOUT_WARMUP),

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import tool_placeholder
+from pytest_tebench.run.maven import modulepath
 from pytest_tebench.run.maven.jacoco import AGENT_ARTIFACT
 from pytest_tebench.run.maven.jacoco import CLI_ARTIFACT
 from pytest_tebench.run.maven.jacoco import agent_option
@@ -148,13 +149,16 @@ def selection_step(
     by_class: bool = False,
     whole_modules: bool = False,
     test_network: bool = False,
+    java_options: Sequence[str] = (),
 ) -> BuildStep:
     """``mvn test -Dtest=<selectors>``; with ``includes`` the JaCoCo agent rides along in
     ``JAVA_TOOL_OPTIONS``. ``tests=None`` or empty selects :data:`WARMUP_SELECTOR` (warm-up).
     ``name`` is ``"compile+test"`` when this one launch also does the compilation; ``by_class``
     selects the tests' whole classes (:func:`selectors`); ``whole_modules`` selects nothing, so
     the built modules run their whole test phase as the project's own ``mvn test`` does.
-    ``test_network`` lets the tests reach the network (Maven itself stays offline)."""
+    ``test_network`` lets the tests reach the network (Maven itself stays offline);
+    ``java_options`` go to every ``java`` launch of the step through ``JDK_JAVA_OPTIONS``
+    (:mod:`~pytest_tebench.run.maven.modulepath`)."""
     chosen = list(tests) if tests is not None else []
     selector = selectors(chosen, by_class=by_class) if chosen else WARMUP_SELECTOR
     select = () if whole_modules and chosen else (f"-Dtest={selector}",)
@@ -162,6 +166,8 @@ def selection_step(
     env: tuple[tuple[str, str], ...] = ()
     if includes:
         env = (("JAVA_TOOL_OPTIONS", agent_option(includes)),)
+    if java_options:
+        env = (*env, (modulepath.VARIABLE, " ".join(java_options)))
     return BuildStep(
         name=name,
         argv=argv,

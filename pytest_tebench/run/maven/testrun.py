@@ -51,6 +51,7 @@ from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
 from pytest_tebench.run.maven.journal import recorded_surefire
+from pytest_tebench.run.maven.modulepath import opens_for_tests
 from pytest_tebench.run.maven.reactor import read_reactor
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
@@ -86,7 +87,9 @@ class RunSettings:
     maven_repo: Path
     #: JDK feature version for every step (choose it with :func:`pytest_tebench.run.maven.jdk.choose_jdk`).
     java_version: int = 17
-    #: Maven to use (``""`` = the executor's, e.g. ``"3.9.9"`` from :mod:`~pytest_tebench.run.maven.dist`).
+    #: Maven to use: a version of Apache Maven from :mod:`~pytest_tebench.run.maven.dist` (every
+    #: benchmark passes the run's, ``dist.DEFAULT_MAVEN`` unless ``--tebench-maven``), or ``""``
+    #: for the executor's own ``mvn`` (tests that script the executor).
     maven_version: str = ""
     #: Where Maven downloads are kept (None: ``dist.default_dist_cache()``).
     maven_dist: Path | None = None
@@ -111,7 +114,7 @@ class RunSettings:
     scope: tuple[str, ...] = ()
     scope_tests: tuple[TestId, ...] = ()
     #: Select whole classes (``-Dtest=ClassA,ClassB``) and read only the selected methods' results
-    #: from the reports: for a Surefire older than 2.19, which runs each method of ``Class#m1+m2``
+    #: from the reports: for a Surefire older than 2.19.1, which runs each method of ``Class#m1+m2``
     #: as its own JUnit request (``@BeforeClass``/``@AfterClass`` once per method), and for any
     #: run where a method selection is not how the project runs its tests (docs/building.md).
     select_by_class: bool = False
@@ -363,6 +366,10 @@ class _Run:
             by_class=settings.select_by_class,
             whole_modules=settings.whole_modules,
             test_network=settings.test_network,
+            # a named module's tests: every test package opened, as a full run opens them
+            java_options=opens_for_tests(self.workspace, self.reactor.modules)
+            if settings.java_version >= 9
+            else (),
         )
         if name == "compile+test":
             step = replace(step, phase_marker=SUREFIRE_STARTS, phase_timeout=settings.test_timeout)
