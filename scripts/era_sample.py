@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             "picked": [r["instance_id"] for r in picked],
         }
         print(
-            f"{repo}: {len(commits)} commits, {len(stage1)} pass stage 1, {len(passed) + len(rejected)} checked in stage 2, "
+            f"{repo}: {len(commits)} commits, {len(stage1)} pass stage 1, "
+            f"{len(passed) + len(rejected)} checked in stage 2, "
             f"{harness_errors} not checkable (harness error), "
             f"picked {[r['instance_id'] for r in picked]}",
             flush=True,

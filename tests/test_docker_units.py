@@ -238,6 +238,16 @@ def test_spec_of_a_warm_up_step_has_network_and_a_writable_repo(tmp_path: Path) 
     assert mounts[CONTAINER_MAVEN_REPO]["ReadOnly"] is False
 
 
+def test_tests_with_the_network_allowed_get_one_and_a_read_only_repo(tmp_path: Path) -> None:
+    # --tebench-network: the tests of an offline build may reach hosts; Maven writes nothing shared
+    step = BuildStep(name="test", argv=("mvn", "-o", "test"), timeout=60, test_network=True)
+    spec = _spec(step, tmp_path)
+    assert spec["network_mode"] == "bridge"
+    mounts = {m["Target"]: m for m in spec["mounts"]}  # type: ignore[attr-defined]
+    assert mounts[CONTAINER_MAVEN_REPO]["ReadOnly"] is True
+    assert f"-Dmaven.repo.local.tail={CONTAINER_MAVEN_REPO}" in spec["command"]  # type: ignore[operator]
+
+
 def test_a_step_with_its_own_image_keeps_the_sandbox_and_the_image_s_env(tmp_path: Path) -> None:
     step = BuildStep(name="swebench-test", argv=("bash", "-c", "pytest -rA"), timeout=60, image="env:1")
     spec = _spec(step, tmp_path)

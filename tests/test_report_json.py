@@ -75,11 +75,13 @@ def test_report_contract() -> None:
         "dataset",
         "predictions",
         "update_scoring",
+        "tests_network",
         "summary",
         "results",
         "extra",
     ]
     assert report["schema_version"] == 1
+    assert (report["update_scoring"], report["tests_network"]) == (None, None)  # no builds, no network
     assert list(report["summary"]) == ["model-a", "model-b"]
     model_b = report["summary"]["model-b"]
     assert {"items", "evaluated", "empty", "not_applied", "errors"} <= set(model_b["counts"])

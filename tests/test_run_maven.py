@@ -78,6 +78,18 @@ def test_selection_step_with_agent() -> None:
     assert bare.argv[-2] == f"-Dtest={WARMUP_SELECTOR}" and bare.env == ()
 
 
+def test_a_whole_modules_step_selects_nothing_and_keeps_every_flag() -> None:
+    # the module's full test phase, as the project's own `mvn test` runs it (gold_check)
+    tests = [TestId("p.A", "m")]
+    selected = selection_step(tests, java_version=17, timeout=900)
+    whole = selection_step(tests, java_version=17, timeout=900, whole_modules=True)
+    assert not any(arg.startswith("-Dtest=") for arg in whole.argv)
+    assert [a for a in selected.argv if not a.startswith("-Dtest=")] == list(whole.argv)
+    assert not whole.test_network and not whole.network
+    networked = selection_step(tests, java_version=17, timeout=900, test_network=True)
+    assert networked.test_network and not networked.network and "-o" in networked.argv
+
+
 def test_resolve_artifact_step() -> None:
     step = resolve_artifact_step(
         "org.jacoco:org.jacoco.agent:0.8.12:jar:runtime", java_version=17, timeout=60

@@ -30,6 +30,7 @@ class CalcTest {
 """
 
 CONFTEST = r"""
+import json
 import os
 import re
 from pathlib import Path
@@ -43,6 +44,30 @@ MISSING = (
     "org.junit.jupiter:junit-jupiter:jar:5.10.2 has not been downloaded from it before. -> [Help 1]\n"
 )
 COUNTER = Path(__file__).parent / "flaky-runs"
+STEPS = Path(__file__).parent / "steps.jsonl"
+#: Scenario -> the selections whose selected tests fail: by method (-Dtest=C#m), by class
+#: (-Dtest=C), or the module's whole test phase (no -Dtest).
+FAILS_IN = {
+    "failing": {"method", "class", "module"},
+    "per-method": {"method"},
+    "class-too": {"method", "class"},
+}
+#: How Surefire reports a test that could not resolve a host (JDK 17, Jsoup.connect in a sandbox
+#: with no network): the exception's message is the host alone.
+UNKNOWN_HOST = (
+    "<error message='jsoup.org' type='java.net.UnknownHostException'>java.net.UnknownHostException: jsoup.org"
+    "&#10;&#9;at java.base/sun.nio.ch.NioSocketImpl.connect(NioSocketImpl.java:567)"
+    "&#10;&#9;at org.jsoup.helper.HttpConnection$Response.execute(HttpConnection.java:732)</error>"
+)
+
+
+def declared(workspace):
+    # test class -> its @Test methods, read from the workspace's test sources
+    found = {}
+    for path in sorted((workspace / "src" / "test" / "java").rglob("*.java")):
+        name = ".".join(path.relative_to(workspace / "src" / "test" / "java").with_suffix("").parts)
+        found[name] = re.findall(r"@Test void (\w+)\(", path.read_text())
+    return found
 
 
 class ScriptedMaven:
@@ -89,19 +114,31 @@ class ScriptedMaven:
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text("<project><artifactId>calc</artifactId></project>")
             return done(0, BANNER)
-        selector = next(a for a in step.argv if a.startswith("-Dtest="))[len("-Dtest="):]
+        with STEPS.open("a") as log:
+            log.write(json.dumps({"argv": list(step.argv), "test_network": step.test_network}) + "\n")
+        selector = next((a[len("-Dtest="):] for a in step.argv if a.startswith("-Dtest=")), None)
+        tests = declared(workspace)
+        if selector is None:
+            mode, parts = "module", [f"{cls}#{'+'.join(ms)}" for cls, ms in tests.items()]
+        elif "#" in selector:
+            mode, parts = "method", selector.split(",")
+        else:
+            mode, parts = "class", [f"{cls}#{'+'.join(tests.get(cls, []))}" for cls in selector.split(",")]
+        scenario = os.environ.get("SCRIPTED_MAVEN", "")
         reports = workspace / "target" / "surefire-reports"
         reports.mkdir(parents=True, exist_ok=True)
         if os.environ.get("SCRIPTED_MAVEN") == "silent":
             # Surefire ran, and reported nothing of the selection (a selector that matched nothing)
             return done(0, BANNER + "[INFO]  T E S T S\n[INFO] Tests run: 0, Failures: 0\n")
-        for part in selector.split(","):
+        for part in parts:
             cls, _, methods = part.partition("#")
             cases = []
             for method in methods.split("+"):
                 failure = ""
-                if os.environ.get("SCRIPTED_MAVEN") == "failing":
+                if mode in FAILS_IN.get(scenario, ()):
                     failure = "<failure message='expected: &lt;2&gt; but was: &lt;3&gt;'/>"
+                if scenario == "unknown-host" and not step.test_network:
+                    failure = UNKNOWN_HOST
                 if "Flaky" in method:
                     runs = int(COUNTER.read_text()) if COUNTER.exists() else 0
                     COUNTER.write_text(str(runs + 1))
@@ -284,10 +321,101 @@ def test_gold_tests_failing_on_v0_make_an_invalid_instance_with_their_output(
     _, report = _run(pytester, bench)
     record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
     assert record["status"] == "invalid_instance"
-    # addsFlaky passed once and failed once: flaky, out of the selection, not the instance's fault
+    # addsFlaky passed once and failed once: flaky, out of the selection, not the instance's fault;
+    # adds failed by method, by class, and in the module's full test run: the instance's fault
     assert record["error"] == (
-        "gold fails its own selected tests on V0: p.CalcTest#adds failed: expected: <2> but was: <3>"
+        "gold fails its own selected tests on V0, in the module's full test run too: "
+        "p.CalcTest#adds failed: expected: <2> but was: <3>"
     )
+    selectors = [_selector(step["argv"]) for step in _steps(pytester)]
+    assert selectors[:5] == [
+        "p.CalcTest#adds+addsFlaky",  # gold's run, twice
+        "p.CalcTest#adds+addsFlaky",
+        "p.CalcTest#adds",  # without the flaky test
+        "p.CalcTest",  # the whole class
+        None,  # the module's whole test phase: no -Dtest
+    ]
+
+
+def _steps(pytester: pytest.Pytester) -> list[dict[str, Any]]:
+    """The test launches the scripted Maven saw, in order."""
+    lines = (pytester.path / "steps.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def _selector(argv: list[str]) -> str | None:
+    return next((a.removeprefix("-Dtest=") for a in argv if a.startswith("-Dtest=")), None)
+
+
+def test_gold_failing_only_selected_by_method_selects_by_class_for_gold_and_predictions(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as Surefire < 2.19 runs a class's selected methods one JUnit request each: @BeforeClass per method
+    monkeypatch.setenv("SCRIPTED_MAVEN", "per-method")
+    result, report = _run(pytester, bench)
+    result.assert_outcomes(passed=2)
+    one = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert one["status"] == "evaluated"
+    gold = one["update"]["gold"]
+    assert gold["selected_by"] == "class"
+    assert gold["rule"] == (
+        "gold's selected tests fail selected by method and pass when their whole classes run: "
+        "p.CalcTest#adds failed: expected: <2> but was: <3>"
+    )
+    # the class runs are gold's reference now: addsFlaky still flaky there, adds passes
+    assert gold["flaky"] == ["p.CalcTest#addsFlaky"] and gold["selection"] == ["p.CalcTest#adds"]
+    # the prediction runs its tests by class too, and passes
+    assert one["update"]["selected_by"] == "class" and one["update"]["s_exec"] == 1.0
+    selectors = [_selector(step["argv"]) for step in _steps(pytester)]
+    assert "p.CalcTest#adds" not in selectors[3:]  # no launch after the check selects a method of CalcTest
+    assert None not in selectors  # the class rule decided: no full module run was needed
+    stored = [json.loads(p.read_text()) for p in (pytester.path / "cache" / "gold").glob("*.json")]
+    assert {r["selected_by"] for r in stored if r["selection"] == ["p.CalcTest#adds"]} == {"class"}
+
+
+def test_gold_failing_by_class_but_passing_in_the_module_run_is_the_harness_error(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "class-too")
+    result, report = _run(pytester, bench)
+    result.assert_outcomes(errors=2)
+    one = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert one["status"] == "error"  # never invalid_instance: the project's own run passes
+    assert one["error"] == (
+        "gold's selected tests fail as the harness selects them (selected by method: p.CalcTest#adds "
+        "failed: expected: <2> but was: <3>; selected by class: p.CalcTest#adds failed: expected: <2> "
+        "but was: <3>) and pass in the module's full test run (p.CalcTest#adds passed): the harness's "
+        "selection is at fault, not the instance"
+    )
+    # the verdict is stored with gold's record: a second run repeats it without building again
+    launches = len(_steps(pytester))
+    result, report = _run(pytester, bench)
+    result.assert_outcomes(errors=2)
+    assert len(_steps(pytester)) == launches
+    assert next(r for r in report["results"] if r["instance_id"] == "calc__one")["error"] == one["error"]
+
+
+def test_gold_needing_an_external_host_is_unsupported_unless_the_network_is_allowed(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "unknown-host")
+    result, report = _run(pytester, bench)
+    result.assert_outcomes(skipped=2)
+    one = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert one["status"] == "unsupported_environment"
+    assert one["error"] == (
+        "gold's selected tests need an external host: jsoup.org (p.CalcTest#adds); "
+        "the sandbox has no network (--tebench-network lets the tests use it)"
+    )
+    assert report["tests_network"] is False
+    # no rerun by class or module: a host is not a selection's doing
+    assert all(_selector(step["argv"]) != "p.CalcTest" for step in _steps(pytester))
+    # with the network allowed, gold and predictions run with it, and the instance is scored
+    result, report = _run(pytester, bench, "--tebench-network")
+    result.assert_outcomes(passed=2)
+    assert report["tests_network"] is True
+    launched = _steps(pytester)[-1]
+    assert launched["test_network"] is True
 
 
 def test_a_build_needing_artifacts_no_repository_has_is_named_unbuildable(

@@ -8,7 +8,9 @@ Every :class:`~pytest_tebench.run.executor.BuildStep` gets a fresh container fro
   (``step.network``), read-only otherwise, with a writable head on ``/tmp`` that Maven 3.9
   chains in front of it (``-Dmaven.repo.local=/tmp/maven-repo
   -Dmaven.repo.local.tail=/maven-repo``);
-* no network unless ``step.network``; a non-root user; no capabilities; ``no-new-privileges``;
+* no network unless ``step.network`` (or ``step.test_network``: the tests of an offline build,
+  ``--tebench-network``; the repository stays read-only); a non-root user; no capabilities;
+  ``no-new-privileges``;
 * a read-only root file system, size-limited tmpfs for ``/tmp`` and ``$HOME``, memory, CPU,
   process-count and file-size limits.
 
@@ -333,7 +335,7 @@ class DockerExecutor:
             "environment": env,
             "working_dir": CONTAINER_WORKSPACE,
             "user": f"{uid}:{gid}",
-            "network_mode": "bridge" if step.network else "none",
+            "network_mode": "bridge" if step.network or step.test_network else "none",
             "mounts": mounts,
             # The image itself is read-only; scratch space is RAM-backed and capped.
             "read_only": True,

@@ -41,6 +41,9 @@ class BuildStep:
     env: tuple[tuple[str, str], ...] = ()
     #: Whether the step may use the network (dependency warm-up); evaluation steps may not.
     network: bool = False
+    #: Whether the tests of an offline build may reach the network (``--tebench-network``): the
+    #: sandbox gets one, the Maven repository stays read-only.
+    test_network: bool = False
     #: Read-only host directories the command needs, ``(name, host path)``: a Maven distribution the
     #: Java build layer resolved (``run/maven/dist.py``). ``{tool:NAME}`` in ``argv`` and ``env``
     #: values expands to where the executor shows it: the host path, or a mount in a container.

@@ -126,6 +126,8 @@ class TebenchAdapter:
                     "jdk": update.jdk,
                     "maven": update.maven_version,
                     "gold_runs": update.gold_runs,
+                    # tests that reach a host pass with a network and cannot run without one
+                    "network": update.network,
                 },
             },
             sort_keys=True,
@@ -326,7 +328,12 @@ class TebenchAdapter:
         return tebench_properties(record)
 
     def report_fields(self) -> dict[str, Any]:
-        return {"update_scoring": self.settings.scoring}
+        update = self.settings.update
+        # whether the tests could reach the network (--tebench-network); null without builds
+        return {
+            "update_scoring": self.settings.scoring,
+            "tests_network": None if update is None else update.network,
+        }
 
     def verdict(self, record: Mapping[str, Any]) -> str | None:
         return None  # an evaluated TEBench item passes; its scores say how well

@@ -3,8 +3,10 @@
 :class:`~.update.UpdateEvaluator` runs gold once per instance and caches the record on disk,
 keyed by :func:`cache_key` (the instance's content, the harness version, the verdict's rules, the
 executor and the JDK). This module is that record: its key, gold's verdict (an instance whose gold
-fails its own selected tests is :class:`InvalidInstance`; tests whose outcome changes between
-repeated runs are flaky), the coverage kept (only the lines of S) and the reference read back.
+does not compile, or fails its own selected tests in the module's full test run too, is
+:class:`InvalidInstance`, :mod:`.gold_check`; tests whose outcome changes between repeated runs
+are flaky), the selection rule every run of the instance takes (``selected_by``), the coverage
+kept (only the lines of S) and the reference read back.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pytest_tebench.benchmarks.tebench.update_metrics import ChangedMethod
 from pytest_tebench.benchmarks.tebench.update_metrics import CoverageOverlap
 from pytest_tebench.benchmarks.tebench.update_metrics import coverage_overlap
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.run.maven.jacoco import LineCoverage
 from pytest_tebench.run.maven.surefire import PASSED
@@ -35,9 +38,14 @@ PASSING = (PASSED, SKIPPED)
 #: What a cached gold verdict means; a new value makes every stored gold reference stale.
 #: 2: a selected test that did not run is the harness's error, no longer ``invalid_instance``.
 #: 3: a failure whose log rules the JDK out runs again with another JDK, no longer ``invalid_instance``.
-GOLD_RULES = 3
-#: Characters of a failing test's message kept in an ``invalid_instance`` reason.
+#: 4: failing tests run again by class, then in the module's full test run, before they make an
+#: instance invalid; a test that needs an external host is ``unsupported_environment``.
+GOLD_RULES = 4
+#: Characters of a failing test's message kept in a reason.
 _MESSAGE_CHARS = 300
+#: The selection rules a gold record (and every prediction of its instance) runs with.
+BY_METHOD = "method"
+BY_CLASS = "class"
 
 
 class InvalidInstance(HarnessError):
@@ -63,6 +71,16 @@ class GoldReference:
     flaky: tuple[dict[str, Any], ...] = ()
     #: The Maven gold's run needed (``""``: the executor's), so predictions start with it.
     maven_version: str = ""
+    #: How gold's tests were selected, and so every prediction's: ``"method"`` or ``"class"``
+    #: (the build's Surefire selects methods unlike the project's own run, or :mod:`.gold_check`
+    #: found the method selection failing where the whole classes pass).
+    selected_by: str = BY_METHOD
+    #: Why gold's selection is by class ("" when by method, or when the build's Surefire says so).
+    rule: str = ""
+
+    @property
+    def select_by_class(self) -> bool:
+        return self.selected_by == BY_CLASS
 
     @property
     def flaky_tests(self) -> frozenset[TestId]:
@@ -82,14 +100,12 @@ class GoldReference:
 
 
 def invalid_reason(run: SelectionRun, flaky: Sequence[dict[str, Any]]) -> str:
-    """Why gold's run on V0 (its flaky tests left out) makes the instance invalid; "" when it does
-    not. A selected test that did not run is the harness's error, not the instance's: the caller
-    raises for it before (docs/scoring.md)."""
+    """Why gold's run on V0 (its flaky tests left out) makes the instance invalid before any test
+    is judged: it does not compile, or every test it selects is flaky; "" otherwise. Failing tests
+    are judged by :mod:`.gold_check`; a selected test that did not run is the harness's error, not
+    the instance's: the caller raises for it (docs/scoring.md)."""
     if not (run.compile_ok and run.test_compile_ok):
         return f"gold does not compile on V0 ({run.status}): {run.error}"
-    failing = [_failure(o) for o in run.tests if o.status not in PASSING]
-    if failing:
-        return "gold fails its own selected tests on V0: " + "; ".join(failing)
     if flaky and not run.tests:
         return "every test gold selects is flaky on V0: " + ", ".join(e["test"] for e in flaky)
     return ""
@@ -117,7 +133,7 @@ def flaky_tests(runs: Sequence[SelectionRun]) -> list[dict[str, Any]]:
     ]
 
 
-def _failure(outcome: TestOutcome) -> str:
+def describe_failure(outcome: TestOutcome) -> str:
     """``test status: message``, the message as Surefire reported it (first lines only)."""
     message = " ".join(outcome.message.split())
     if len(message) > _MESSAGE_CHARS:
@@ -125,7 +141,9 @@ def _failure(outcome: TestOutcome) -> str:
     return f"{outcome.test} {outcome.status}" + (f": {message}" if message else "")
 
 
-def cache_key(instance_key: dict[str, str], *, executor: str, java: int, runs: int = 1) -> str:
+def cache_key(
+    instance_key: dict[str, str], *, executor: str, java: int, runs: int = 1, network: bool = False
+) -> str:
     """The record's name: everything that decides gold's run and its verdict."""
     material = json.dumps(
         {
@@ -135,6 +153,7 @@ def cache_key(instance_key: dict[str, str], *, executor: str, java: int, runs: i
             "executor": executor,
             "java": java,
             "gold_runs": runs,
+            "network": network,
         },
         sort_keys=True,
     )
@@ -163,9 +182,14 @@ def coverage_from_json(data: dict[str, Any]) -> CoverageReport:
 
 def reference_from_record(key: str, cached: dict[str, Any]) -> GoldReference:
     """The reference a stored record stands for (``cached["cache"]``: ``hit`` or ``computed``), or
-    :class:`InvalidInstance` when gold's verdict on V0 is that."""
+    :class:`InvalidInstance` when gold's verdict on V0 is that; the verdicts that judge nobody
+    for another reason (``unjudged``: an external host, the harness's selection) raise theirs."""
     if cached.get("invalid"):
         raise InvalidInstance(str(cached["invalid"]))
+    unjudged = cached.get("unjudged")
+    if unjudged:
+        kind = UnsupportedEnvironment if unjudged["status"] == UnsupportedEnvironment.status else HarnessError
+        raise kind(str(unjudged["reason"]))
     return GoldReference(
         key=key,
         selection=tuple(TestId.parse(t) for t in cached["selection"]),
@@ -176,6 +200,8 @@ def reference_from_record(key: str, cached: dict[str, Any]) -> GoldReference:
         seconds=float(cached["seconds"]),
         flaky=tuple(cached.get("flaky") or ()),
         maven_version=str(cached.get("maven_version") or ""),
+        selected_by=str(cached.get("selected_by") or BY_METHOD),
+        rule=str(cached.get("rule") or ""),
     )
 
 

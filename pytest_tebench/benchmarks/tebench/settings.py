@@ -60,6 +60,12 @@ TEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
         "instead of once per instance with the classes reused by gold's and every prediction's launch "
         "(the verdicts are the same; see docs/building.md).",
     ),
+    OptionSpec(
+        "network", action="store_true",
+        help="TEBench: let the tests reach the network (Docker: the test containers get one; Maven stays "
+        "offline), for gold and predictions alike. Off by default: a test that needs an external host "
+        "makes its instance unsupported_environment.",
+    ),
     OptionSpec("min-f1", metavar="X", type=fraction,
                help="TEBench: same as --tebench-fail-under=f1=X (micro identification F1, 0..1)."),
     OptionSpec("min-update", metavar="X", type=fraction,
@@ -86,6 +92,8 @@ class UpdateSettings:
     maven_dist: Path | None = None
     #: Compile the production code once per instance and reuse it (``--tebench-recompile`` off).
     prebuilt: bool = True
+    #: The tests may reach the network (``--tebench-network``), gold's and predictions' alike.
+    network: bool = False
 
     @classmethod
     def from_maven(
@@ -95,6 +103,7 @@ class UpdateSettings:
         gold_runs: int = DEFAULT_GOLD_RUNS,
         *,
         prebuilt: bool = True,
+        network: bool = False,
     ) -> UpdateSettings:
         return cls(
             scoring=scoring,
@@ -107,6 +116,7 @@ class UpdateSettings:
             gold_runs=gold_runs,
             maven_dist=maven.maven_dist,
             prebuilt=prebuilt,
+            network=network,
         )
 
 
@@ -131,6 +141,7 @@ class TebenchSettings:
                 scoring,
                 int(values.get("gold_runs") or DEFAULT_GOLD_RUNS),
                 prebuilt=not values.get("recompile"),
+                network=bool(values.get("network")),
             ),
             min_f1=values.get("min_f1"),
             min_update=values.get("min_update"),

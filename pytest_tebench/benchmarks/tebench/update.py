@@ -20,6 +20,7 @@ from typing import Any
 
 from pytest_tebench import __version__
 from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.benchmarks.tebench import gold_check
 from pytest_tebench.benchmarks.tebench import gold_record
 from pytest_tebench.benchmarks.tebench.gold_record import PASSING
 from pytest_tebench.benchmarks.tebench.gold_record import GoldReference
@@ -46,6 +47,7 @@ from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.warmup import WarmedRun
@@ -98,6 +100,7 @@ class UpdateEvaluator:
             test_timeout=self.settings.timeout_test,
             warmup_timeout=self.settings.timeout_warmup,
             prebuilt=prebuilt,
+            test_network=self.settings.network,
         )
 
     def _java_version(self, requirement: JdkRequirement) -> int:
@@ -181,6 +184,7 @@ class UpdateEvaluator:
             executor=f"{executor.name}|{executor.toolchain()}|maven={settings.maven_version}",
             java=settings.java_version,
             runs=self.settings.gold_runs,
+            network=self.settings.network,
         )
         path = self.cache_dir / f"{key}.json"
         with file_lock(self.context.cache_dir / "locks" / f"gold-{key}.lock"):
@@ -202,6 +206,8 @@ class UpdateEvaluator:
             workspace.changed_files("v-1", "v-0.5"), workspace.changed_line_numbers("v-1", "v-0.5")
         )
         selection = selection_of(gold_changes.methods)
+        verdict: gold_check.Verdict | None = None
+        rule = ""
         try:
             settings = settings.scoped(workspace.path, selection)
             warmed, settings, jdk_note = self._run(
@@ -209,17 +215,20 @@ class UpdateEvaluator:
             )
             run = warmed.run
             _raise_for_harness(run, "gold build on V0", _warmup_timings(warmed))
-            flaky: list[dict[str, Any]] = []
-            if run.status == "ok" and selection and self.settings.gold_runs > 1:
-                run, flaky = self._repeat_gold(workspace, selection, settings, run, warmed)
+            run, flaky = self._measure(workspace, selection, settings, run, warmed)
+            if run.compile_ok and run.test_compile_ok:
+                _raise_for_not_run(run, warmed)
+                run, flaky, settings, rule, verdict = self._rule_out_harness(
+                    workspace, selection, settings, run, flaky=flaky, warmed=warmed
+                )
         finally:
             workspace.checkout("v-0.5")
-        if run.compile_ok and run.test_compile_ok:
-            _raise_for_not_run(run, warmed)
         invalid = gold_record.invalid_reason(run, flaky)
+        if not invalid and verdict is not None and verdict.status == gold_record.InvalidInstance.status:
+            invalid, verdict = verdict.reason, None
         coverage = run.coverage
         selection = [t for t in selection if str(t) not in {e["test"] for e in flaky}]
-        if not invalid and selection and coverage is None:
+        if not invalid and verdict is None and selection and coverage is None:
             raise HarnessError(
                 f"no coverage from gold's run on V0: {run.coverage_error or 'unknown reason'}",
                 log_tail=_run_log_tail(run),
@@ -229,7 +238,11 @@ class UpdateEvaluator:
             "key": key,
             "harness_version": __version__,
             "invalid": invalid,
+            # judged by nobody for a reason that is not the instance's (gold_check)
+            "unjudged": None if verdict is None else {"status": verdict.status, "reason": verdict.reason},
             "selection": [str(t) for t in selection],
+            "selected_by": gold_check.selected_by(run),
+            "rule": rule,
             "methods": [
                 {
                     "source": m.source,
@@ -252,6 +265,67 @@ class UpdateEvaluator:
             "seconds": time.perf_counter() - started,
             "flaky": flaky,
         }
+
+    def _measure(
+        self,
+        workspace: Workspace,
+        selection: list[TestId],
+        settings: RunSettings,
+        first: SelectionRun,
+        warmed: WarmedRun,
+    ) -> tuple[SelectionRun, list[dict[str, Any]]]:
+        """Gold's run and its flaky tests: ``first`` repeated ``gold_runs - 1`` times."""
+        if first.status == "ok" and selection and self.settings.gold_runs > 1:
+            return self._repeat_gold(workspace, selection, settings, first, warmed)
+        return first, []
+
+    def _rule_out_harness(
+        self,
+        workspace: Workspace,
+        selection: list[TestId],
+        settings: RunSettings,
+        run: SelectionRun,
+        *,
+        flaky: list[dict[str, Any]],
+        warmed: WarmedRun,
+    ) -> tuple[SelectionRun, list[dict[str, Any]], RunSettings, str, gold_check.Verdict | None]:
+        """Gold's failing selected tests run again as the project's build runs them, before they
+        blame the instance (:mod:`.gold_check`): by class, then in the module's full test run.
+        Returns the run (and flaky tests, settings) gold's reference keeps, why it selects by
+        class ("" when it does not, or when its build's Surefire decided) and the verdict when
+        the instance judges nobody."""
+        failures = gold_check.failing(run)
+        if not failures:
+            return run, flaky, settings, "", None
+        network = self.settings.network
+        verdict = gold_check.host_verdict(failures, network=network)
+        if verdict is not None:
+            return run, flaky, settings, "", verdict
+        timings = _warmup_timings(warmed)
+        history: list[tuple[str, list[TestOutcome]]] = [(gold_check.selected_by(run), failures)]
+        rule = ""
+        if not run.by_class:
+            by_class = replace(settings, select_by_class=True)
+            whole = run_inherited(self._executor(), workspace.path, selection, by_class)
+            _raise_for_harness(whole, "gold's tests selected by class on V0", timings)
+            _raise_for_not_run(whole, warmed)
+            if gold_check.class_rule_holds(failures, whole):
+                rule = (
+                    "gold's selected tests fail selected by method and pass when their whole classes run: "
+                    + "; ".join(gold_record.describe_failure(o) for o in failures)
+                )
+                settings = by_class
+                run, flaky = self._measure(workspace, selection, settings, whole, warmed)
+                failures = gold_check.failing(run)
+                if not failures:
+                    return run, flaky, settings, rule, None
+            else:
+                failures = gold_check.failing(whole, among=[o.test for o in failures])
+            history.append((gold_record.BY_CLASS, failures))
+        full = replace(settings, select_by_class=False, whole_modules=True, coverage=False)
+        module = run_inherited(self._executor(), workspace.path, [o.test for o in failures], full)
+        _raise_for_harness(module, "the module's full test run on V0", timings)
+        return run, flaky, settings, rule, gold_check.module_verdict(history, module, network=network)
 
     def _repeat_gold(
         self,
@@ -297,6 +371,9 @@ class UpdateEvaluator:
         if not self.settings.jdk and gold.java_version != settings.java_version:
             # the JDK gold's run settled on (its log may have ruled the build files' choice out)
             settings = replace(settings, java_version=gold.java_version)
+        if gold.select_by_class:
+            # gold's tests pass only selected by class: so is every prediction's (gold_check)
+            settings = replace(settings, select_by_class=True)
         methods = method_sets(workspace, gold_changes, predicted)
         flaky = gold.flaky_tests
         selection = sorted(set(methods.prediction_selection()) - flaky)
@@ -370,6 +447,8 @@ class UpdateEvaluator:
                 "key": gold.key,
                 "seconds": round(gold.seconds, 3),
                 "selection": [str(t) for t in gold.selection],
+                "selected_by": gold.selected_by,
+                "rule": gold.rule or None,
                 # gold's flaky tests, left out of every selection (empty for a stable instance)
                 "flaky": sorted(str(t) for t in flaky),
             },

@@ -106,9 +106,10 @@ def _fold(test: TestId, outcomes: Iterable[TestOutcome]) -> TestOutcome:
     # _WORST_FIRST ends with not_run, so a method that ran anywhere is judged by those runs
     status = min(collected, key=lambda o: _WORST_FIRST.index(o.status)).status
     message = next((o.message for o in collected if o.status == status and o.message), "")
+    trace = next((o.trace for o in collected if o.status == status and o.trace), "")
     via = ", ".join(sorted({o.test.class_name for o in collected}))
     invocations = sum(o.invocations for o in collected)
-    return TestOutcome(test, status, invocations, f"{message} (run as {via})".strip())
+    return TestOutcome(test, status, invocations, f"{message} (run as {via})".strip(), trace)
 
 
 def run_inherited(

@@ -147,16 +147,22 @@ def selection_step(
     extra_args: Sequence[str] = (),
     name: str = "test",
     by_class: bool = False,
+    whole_modules: bool = False,
+    test_network: bool = False,
     java_options: Sequence[str] = (),
 ) -> BuildStep:
     """``mvn test -Dtest=<selectors>``; with ``includes`` the JaCoCo agent rides along in
     ``JAVA_TOOL_OPTIONS``. ``tests=None`` or empty selects :data:`WARMUP_SELECTOR` (warm-up).
     ``name`` is ``"compile+test"`` when this one launch also does the compilation; ``by_class``
-    selects the tests' whole classes (:func:`selectors`); ``java_options`` go to every ``java``
-    launch of the step through ``JDK_JAVA_OPTIONS`` (:mod:`~pytest_tebench.run.maven.modulepath`)."""
+    selects the tests' whole classes (:func:`selectors`); ``whole_modules`` selects nothing, so
+    the built modules run their whole test phase as the project's own ``mvn test`` does.
+    ``test_network`` lets the tests reach the network (Maven itself stays offline);
+    ``java_options`` go to every ``java`` launch of the step through ``JDK_JAVA_OPTIONS``
+    (:mod:`~pytest_tebench.run.maven.modulepath`)."""
     chosen = list(tests) if tests is not None else []
     selector = selectors(chosen, by_class=by_class) if chosen else WARMUP_SELECTOR
-    argv = (*base_args(offline=offline, maven=maven), *TEST_FLAGS, *extra_args, f"-Dtest={selector}", "test")
+    select = () if whole_modules and chosen else (f"-Dtest={selector}",)
+    argv = (*base_args(offline=offline, maven=maven), *TEST_FLAGS, *extra_args, *select, "test")
     env: tuple[tuple[str, str], ...] = ()
     if includes:
         env = (("JAVA_TOOL_OPTIONS", agent_option(includes)),)
@@ -169,6 +175,7 @@ def selection_step(
         java_version=java_version,
         env=env,
         network=not offline,
+        test_network=test_network,
         tools=maven,
     )
 

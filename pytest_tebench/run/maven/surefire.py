@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,11 @@ NOT_RUN = "not_run"
 _SEVERITY = {ERROR: 3, FAILED: 2, PASSED: 1, SKIPPED: 0}
 _IDENTIFIER = re.compile(r"^(?:[^\W\d]|\$)[\w$]*")
 _CLASS_LEVEL_NAMES = frozenset({"", "initializationError", "classMethod"})
-#: Longest failure message kept per test; stack traces stay in the report files.
+#: Longest failure message kept per test.
 MAX_MESSAGE = 2000
+#: Longest stack trace kept per test: enough for its ``Caused by`` lines (a host the test could not
+#: reach, :mod:`~pytest_tebench.run.maven.hosts`); the whole trace stays in the report files.
+MAX_TRACE = 8000
 
 
 @dataclass(frozen=True, order=True)
@@ -81,6 +85,9 @@ class TestOutcome:
     invocations: int = 0
     #: First failure/error/skip message, trimmed to :data:`MAX_MESSAGE` characters.
     message: str = ""
+    #: The exception type and stack trace of that failure (:data:`MAX_TRACE` characters), read
+    #: for what the test needed (an external host); not part of records or of equality.
+    trace: str = field(default="", compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -104,6 +111,8 @@ class CaseResult:
     name: str
     status: str
     message: str
+    #: ``type: message`` and the stack trace of a failure or error ("" otherwise).
+    trace: str = ""
 
 
 def method_of(case_name: str) -> str:
@@ -113,7 +122,8 @@ def method_of(case_name: str) -> str:
     return match.group(0) if match else ""
 
 
-def _case_status(case: Any) -> tuple[str, str]:
+def _case_status(case: Any) -> tuple[str, str, str]:
+    """Status, message and trace of one ``<testcase>``."""
     results = list(case.result)
     for kind, status in ((Error, ERROR), (Failure, FAILED), (Skipped, SKIPPED)):
         for result in results:
@@ -121,8 +131,14 @@ def _case_status(case: Any) -> tuple[str, str]:
                 # The message attribute is the assertion text; without it, the stack trace's
                 # first line (exception type and message) says the same.
                 text = (result.message or "").strip() or (result.text or "").strip().split("\n", 1)[0]
-                return status, text[:MAX_MESSAGE]
-    return PASSED, ""
+                trace = ""
+                if status != SKIPPED:
+                    # Surefire's element text is the stack trace, its first line "type: message";
+                    # the type attribute stands in when a report has no text
+                    kind_name = (result.type or "").strip()
+                    trace = (result.text or "").strip() or f"{kind_name}: {result.message or ''}".strip(": ")
+                return status, text[:MAX_MESSAGE], trace[:MAX_TRACE]
+    return PASSED, "", ""
 
 
 def read_report(path: Path) -> list[CaseResult]:
@@ -135,8 +151,10 @@ def read_report(path: Path) -> list[CaseResult]:
     # JUnitXml wraps a bare <testsuite> root (Surefire's format) in a <testsuites> element.
     for suite in xml:
         for case in suite:
-            status, message = _case_status(case)
-            cases.append(CaseResult(case.classname or suite.name or "", case.name or "", status, message))
+            status, message, trace = _case_status(case)
+            cases.append(
+                CaseResult(case.classname or suite.name or "", case.name or "", status, message, trace)
+            )
     return cases
 
 
@@ -173,21 +191,22 @@ def aggregate(cases: Iterable[CaseResult]) -> dict[TestId, TestOutcome]:
         test = TestId(case.class_name, method)
         previous = outcomes.get(test)
         if previous is None:
-            outcomes[test] = TestOutcome(test, case.status, 1, case.message)
+            outcomes[test] = TestOutcome(test, case.status, 1, case.message, case.trace)
             continue
         worse = _SEVERITY[case.status] > _SEVERITY[previous.status]
         status = case.status if worse else previous.status
         message = case.message if worse and case.message else previous.message
-        outcomes[test] = TestOutcome(test, status, previous.invocations + 1, message)
+        trace = case.trace if worse and case.trace else previous.trace
+        outcomes[test] = TestOutcome(test, status, previous.invocations + 1, message, trace)
     return outcomes
 
 
-def class_level_errors(cases: Iterable[CaseResult]) -> dict[str, str]:
-    """Binary class name -> message of a failure reported outside any test method."""
-    errors: dict[str, str] = {}
+def class_level_errors(cases: Iterable[CaseResult]) -> dict[str, CaseResult]:
+    """Binary class name -> the failure reported outside any test method."""
+    errors: dict[str, CaseResult] = {}
     for case in cases:
         if _is_class_level(case) and case.status in (ERROR, FAILED):
-            errors.setdefault(case.class_name, case.message or "class-level failure")
+            errors.setdefault(case.class_name, case)
     return errors
 
 
@@ -202,15 +221,16 @@ def outcomes_for(selection: Iterable[TestId], cases: Iterable[CaseResult]) -> di
         if test in seen:
             result[test] = seen[test]
             continue
-        message = _enclosing_error(test.class_name, broken)
-        if message is not None:
-            result[test] = TestOutcome(test, ERROR, 0, f"class-level failure: {message}"[:MAX_MESSAGE])
+        failure = _enclosing_error(test.class_name, broken)
+        if failure is not None:
+            message = f"class-level failure: {failure.message or 'class-level failure'}"
+            result[test] = TestOutcome(test, ERROR, 0, message[:MAX_MESSAGE], failure.trace)
         else:
             result[test] = TestOutcome(test, NOT_RUN, 0, "")
     return result
 
 
-def _enclosing_error(class_name: str, broken: Mapping[str, str]) -> str | None:
+def _enclosing_error(class_name: str, broken: Mapping[str, CaseResult]) -> CaseResult | None:
     # A failing outer class's @BeforeAll stops its nested classes too.
     name = class_name
     while True:

@@ -123,6 +123,12 @@ class RunSettings:
     #: Production code compiled once per tree and restored into the one-launch ``mvn test``
     #: (:mod:`~pytest_tebench.run.maven.prebuilt`); ``None``: every launch compiles it.
     prebuilt: Prebuilt | None = None
+    #: Select nothing: the scoped modules run their whole test phase, as the project's own
+    #: ``mvn test`` does, and only the selected methods' results are read (gold's check that a
+    #: failure is not the harness's selection, :mod:`~pytest_tebench.benchmarks.tebench.gold_check`).
+    whole_modules: bool = False
+    #: The tests may reach the network (``--tebench-network``); Maven itself stays offline.
+    test_network: bool = False
 
     @property
     def maven_args(self) -> tuple[str, ...]:
@@ -376,6 +382,8 @@ class _Run:
             extra_args=settings.maven_args,
             name=name,
             by_class=settings.select_by_class,
+            whole_modules=settings.whole_modules,
+            test_network=settings.test_network,
             # a named module's tests: every test package opened, as a full run opens them
             java_options=opens_for_tests(self.workspace, self.reactor.modules)
             if settings.java_version >= 9
@@ -484,6 +492,8 @@ class _Run:
             else:
                 where = f" of module {module}" if module else ""
                 why = f"Surefire{where} reported no run of it (the selector matched no test method)"
+                if self.settings.whole_modules:
+                    why = f"the whole test phase{where} did not run it (the build's Surefire leaves it out)"
                 if SUREFIRE_STARTS not in console:
                     why = f"no test ran{where}: Surefire never started"
             outcomes[test] = TestOutcome(test, NOT_RUN, 0, why)

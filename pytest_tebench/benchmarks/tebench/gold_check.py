@@ -1,0 +1,128 @@
+"""Before gold's failing tests make an instance invalid, the harness rules itself out.
+
+Gold's selected tests run on V0 as the harness selects them (``-Dtest=Class#m1+m2``). When some
+fail, that can be the harness's doing rather than the instance's: a Surefire before 2.19 runs
+each selected method as its own JUnit request (a class's ``@BeforeClass`` server restarts on a
+new port), a module path opens only the selected classes' packages. So the failing tests are run
+again the way the project's own build runs them (:class:`~.update.UpdateEvaluator` runs, this
+module decides):
+
+1. **Host.** A failure that shows a test could not reach an external host
+   (:mod:`~pytest_tebench.run.maven.hosts`) is ``unsupported_environment`` naming it: the
+   sandbox has no network unless ``--tebench-network``.
+2. **Class.** The selection again by class (``-Dtest=ClassA,ClassB``, only the selected methods
+   read). When the tests that failed by method pass there, the instance selects by class from
+   then on, gold and every prediction alike (the rule is stored in gold's record).
+3. **Module.** Tests still failing run in their module's whole test phase (``mvn test``, no
+   ``-Dtest``, the same flags). Passing there, the harness's selection is at fault: a harness
+   ``error`` quoting every run's outcome, never the instance's. Failing there too, the instance
+   is ``invalid_instance``, and its reason quotes the full run.
+
+Everything here reads finished runs; nothing runs Maven.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_tebench.benchmarks.tebench.gold_record import BY_CLASS
+from pytest_tebench.benchmarks.tebench.gold_record import BY_METHOD
+from pytest_tebench.benchmarks.tebench.gold_record import PASSING
+from pytest_tebench.benchmarks.tebench.gold_record import InvalidInstance
+from pytest_tebench.benchmarks.tebench.gold_record import describe_failure as describe
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
+from pytest_tebench.run.maven.hosts import host_needs
+from pytest_tebench.run.maven.surefire import ERROR
+from pytest_tebench.run.maven.surefire import FAILED
+from pytest_tebench.run.maven.surefire import NOT_RUN
+from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.surefire import TestOutcome
+from pytest_tebench.run.maven.testrun import SelectionRun
+
+#: What each run of the check is called in reasons.
+RUN_NAMES = {BY_METHOD: "selected by method", BY_CLASS: "selected by class"}
+INVALID_PREFIX = "gold fails its own selected tests on V0, in the module's full test run too"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A gold run that judges nobody: ``status`` is ``invalid_instance``,
+    ``unsupported_environment`` or ``error`` (the harness's), ``reason`` says why."""
+
+    status: str
+    reason: str
+
+
+def selected_by(run: SelectionRun) -> str:
+    return BY_CLASS if run.by_class else BY_METHOD
+
+
+def failing(run: SelectionRun, among: Iterable[TestId] | None = None) -> list[TestOutcome]:
+    """The selected tests of ``run`` (of ``among`` only, when given) that did not pass."""
+    wanted = None if among is None else set(among)
+    return [o for o in run.tests if o.status not in PASSING and (wanted is None or o.test in wanted)]
+
+
+def host_verdict(outcomes: Sequence[TestOutcome], *, network: bool) -> Verdict | None:
+    """``unsupported_environment`` naming the hosts, when a failure shows its test needed an
+    external host; None otherwise."""
+    needs = host_needs(outcomes)
+    if not needs:
+        return None
+    hosts = list(dict.fromkeys(host for found in needs.values() for host in found))
+    tests = ", ".join(sorted(needs))
+    where = (
+        "it is unreachable from here even with --tebench-network"
+        if network
+        else "the sandbox has no network (--tebench-network lets the tests use it)"
+    )
+    return Verdict(
+        UnsupportedEnvironment.status,
+        f"gold's selected tests need an external host: {', '.join(hosts)} ({tests}); {where}",
+    )
+
+
+def class_rule_holds(method_failures: Sequence[TestOutcome], class_run: SelectionRun) -> bool:
+    """The tests that failed selected by method all pass when their whole classes run."""
+    outcomes = class_run.outcomes
+    return class_run.status == "ok" and all(
+        o.test in outcomes and outcomes[o.test].status in PASSING for o in method_failures
+    )
+
+
+def module_verdict(
+    history: Sequence[tuple[str, Sequence[TestOutcome]]], module_run: SelectionRun, *, network: bool
+) -> Verdict:
+    """The verdict once the module's full test run ran the tests that failed in the last run of
+    ``history`` (``(rule, failures)`` per run, oldest first)."""
+    suspects = [o.test for o in history[-1][1]]
+    outcomes = module_run.outcomes
+    in_module = [outcomes.get(t, TestOutcome(t, NOT_RUN, 0, "no result")) for t in suspects]
+    hosts = host_verdict(in_module, network=network)
+    if hosts is not None:
+        return hosts
+    failed = [o for o in in_module if o.status in (FAILED, ERROR)]
+    if failed:
+        return Verdict(InvalidInstance.status, f"{INVALID_PREFIX}: " + "; ".join(describe(o) for o in failed))
+    quoted = "; ".join(
+        f"{RUN_NAMES[rule]}: " + "; ".join(describe(o) for o in found) for rule, found in history
+    )
+    missed = [o for o in in_module if o.status not in PASSING]
+    if missed:
+        return Verdict(
+            HarnessError.status,
+            "gold's selected tests fail as the harness runs them and the module's full test run does not "
+            f"run them, so nothing tells the harness's selection from the instance ({quoted}; "
+            + "module's full test run: "
+            + "; ".join(describe(o) for o in missed)
+            + ")",
+        )
+    return Verdict(
+        HarnessError.status,
+        f"gold's selected tests fail as the harness selects them ({quoted}) and pass in the module's "
+        f"full test run ({', '.join(str(t) for t in suspects)} passed): the harness's selection is at "
+        "fault, not the instance",
+    )

@@ -1,0 +1,260 @@
+"""Gold's failing tests before they blame the instance: hosts read from Surefire's reports, and the
+verdict after the module's full test run (gold_check). The runs themselves go through the real
+gold-record path in test_update_scripted.py; here, reports and runs written by hand, modelled on
+what Surefire 3.2.5 and 2.12.4 write for JUnit 4 and 5 on JDK 17."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.benchmarks.tebench import gold_check
+from pytest_tebench.run.maven.hosts import external_hosts
+from pytest_tebench.run.maven.hosts import host_needs
+from pytest_tebench.run.maven.surefire import ERROR
+from pytest_tebench.run.maven.surefire import FAILED
+from pytest_tebench.run.maven.surefire import NOT_RUN
+from pytest_tebench.run.maven.surefire import PASSED
+from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.surefire import TestOutcome
+from pytest_tebench.run.maven.surefire import outcomes_for
+from pytest_tebench.run.maven.surefire import read_report
+from pytest_tebench.run.maven.testrun import SelectionRun
+
+from conftest import TEST_MAVEN_REPO
+from conftest import History
+from conftest import write_jsonl
+
+FETCH = TestId("org.jsoup.integration.ConnectTest", "fetchURl")
+PARSE = TestId("org.jsoup.integration.ConnectTest", "parsesRss")
+
+#: Jsoup.connect("https://jsoup.org").get() with no network (JDK 17, Surefire 3.2.5): the message
+#: attribute is the host alone; the type and the trace say what it is.
+UNKNOWN_HOST_REPORT = """\
+<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="org.jsoup.integration.ConnectTest" tests="2" errors="1" failures="0" skipped="0">
+  <testcase name="fetchURl" classname="org.jsoup.integration.ConnectTest" time="0.012">
+    <error message="jsoup.org" type="java.net.UnknownHostException">java.net.UnknownHostException: jsoup.org
+	at java.base/sun.nio.ch.NioSocketImpl.connect(NioSocketImpl.java:567)
+	at java.base/java.net.Socket.connect(Socket.java:633)
+	at org.jsoup.helper.HttpConnection$Response.execute(HttpConnection.java:732)
+	at org.jsoup.integration.ConnectTest.fetchURl(ConnectTest.java:52)
+</error>
+  </testcase>
+  <testcase name="parsesRss" classname="org.jsoup.integration.ConnectTest" time="0.2"/>
+</testsuite>
+"""
+#: A JUnit 4 @BeforeClass that fetched a page (Surefire 2.12.4): the class-level case carries it.
+CLASS_LEVEL_REPORT = """\
+<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="org.jsoup.integration.ConnectTest" tests="1" errors="1" failures="0" skipped="0">
+  <testcase name="org.jsoup.integration.ConnectTest" classname="org.jsoup.integration.ConnectTest" time="0">
+    <error message="example.com: Name or service not known" type="java.net.UnknownHostException">\
+java.net.UnknownHostException: example.com: Name or service not known
+	at java.base/java.net.Inet6AddressImpl.lookupAllHostAddr(Native Method)
+	at org.jsoup.integration.ConnectTest.setUp(ConnectTest.java:38)
+</error>
+  </testcase>
+</testsuite>
+"""
+
+
+def test_a_report_keeps_the_failure_s_type_and_trace_for_reading_hosts(tmp_path: Path) -> None:
+    report = tmp_path / "TEST-org.jsoup.integration.ConnectTest.xml"
+    report.write_text(UNKNOWN_HOST_REPORT)
+    outcomes = outcomes_for([FETCH, PARSE], read_report(report))
+    fetch = outcomes[FETCH]
+    assert (fetch.status, fetch.message) == (ERROR, "jsoup.org")
+    assert fetch.trace.startswith("java.net.UnknownHostException: jsoup.org\n\tat java.base/")
+    assert "trace" not in fetch.to_dict()  # records keep the message; the trace is only read
+    assert host_needs(outcomes.values()) == {str(FETCH): ["jsoup.org"]}
+
+
+def test_a_class_level_failure_passes_its_trace_to_the_selected_tests(tmp_path: Path) -> None:
+    report = tmp_path / "TEST-org.jsoup.integration.ConnectTest.xml"
+    report.write_text(CLASS_LEVEL_REPORT)
+    outcomes = outcomes_for([FETCH], read_report(report))
+    assert outcomes[FETCH].message == "class-level failure: example.com: Name or service not known"
+    assert host_needs(outcomes.values()) == {str(FETCH): ["example.com"]}
+
+
+@pytest.mark.parametrize(
+    ("text", "hosts"),
+    [
+        ("java.net.UnknownHostException: jsoup.org", ["jsoup.org"]),
+        ("java.net.UnknownHostException: httpbin.org: Temporary failure in name resolution", ["httpbin.org"]),
+        (
+            "org.apache.http.conn.HttpHostConnectException: Connect to example.com:80 "
+            "[example.com/93.184.216.34] failed: Connection refused",
+            ["example.com"],
+        ),
+        (
+            "java.net.ConnectException: Failed to connect to api.github.com/140.82.112.6:443",
+            ["api.github.com"],
+        ),
+        ("java.net.SocketException: Network is unreachable", ["an unnamed host"]),
+        (
+            "java.net.NoRouteToHostException: No route to host\n\tat x.Client.open(Client.java:3) "
+            "connecting to maven.org/1.2.3.4:443",
+            ["maven.org"],
+        ),
+        # the loopback is the test's own server: a failure like any other
+        ("java.net.ConnectException: Connection refused", []),
+        (
+            "org.apache.http.conn.HttpHostConnectException: Connect to localhost:8443 "
+            "[localhost/127.0.0.1] failed: Connection refused",
+            [],
+        ),
+        ("java.net.ConnectException: Failed to connect to 127.0.0.1:38211", []),
+        ("expected: <2> but was: <3>", []),
+    ],
+)
+def test_external_hosts_in_failure_texts(text: str, hosts: list[str]) -> None:
+    assert external_hosts(text) == hosts
+
+
+def _run(*outcomes: TestOutcome, status: str = "ok") -> SelectionRun:
+    return SelectionRun(status=status, compile_ok=True, test_compile_ok=True, tests=outcomes)
+
+
+FAILED_FETCH = TestOutcome(FETCH, FAILED, 1, "expected: <200> but was: <404>")
+
+
+def test_failing_in_the_module_run_too_makes_the_instance_invalid_quoting_that_run() -> None:
+    history = [("method", [FAILED_FETCH]), ("class", [FAILED_FETCH])]
+    module = _run(
+        TestOutcome(FETCH, FAILED, 1, "expected: <200> but was: <500>"), TestOutcome(PARSE, PASSED, 1)
+    )
+    verdict = gold_check.module_verdict(history, module, network=False)
+    assert verdict == gold_check.Verdict(
+        "invalid_instance",
+        "gold fails its own selected tests on V0, in the module's full test run too: "
+        "org.jsoup.integration.ConnectTest#fetchURl failed: expected: <200> but was: <500>",
+    )
+
+
+def test_passing_in_the_module_run_is_the_harness_s_selection_quoting_each_run() -> None:
+    history = [("method", [FAILED_FETCH])]  # a build whose Surefire selected by class from the start
+    verdict = gold_check.module_verdict(history, _run(TestOutcome(FETCH, PASSED, 1)), network=False)
+    assert verdict.status == "error"
+    assert verdict.reason == (
+        "gold's selected tests fail as the harness selects them (selected by method: "
+        "org.jsoup.integration.ConnectTest#fetchURl failed: expected: <200> but was: <404>) and pass in "
+        "the module's full test run (org.jsoup.integration.ConnectTest#fetchURl passed): the harness's "
+        "selection is at fault, not the instance"
+    )
+
+
+def test_a_test_the_module_run_leaves_out_is_never_the_instance_s_fault() -> None:
+    # jsoup's *IT classes: Surefire's default includes leave them to Failsafe
+    left_out = TestOutcome(FETCH, NOT_RUN, 0, "the whole test phase did not run it")
+    verdict = gold_check.module_verdict([("method", [FAILED_FETCH])], _run(left_out), network=False)
+    assert verdict.status == "error"
+    assert "the module's full test run does not run them" in verdict.reason
+    assert verdict.reason.endswith(
+        "module's full test run: org.jsoup.integration.ConnectTest#fetchURl not_run: "
+        "the whole test phase did not run it)"
+    )
+
+
+def test_a_host_in_the_module_run_s_failure_is_unsupported_not_invalid() -> None:
+    unreachable = TestOutcome(FETCH, ERROR, 1, "jsoup.org", trace="java.net.UnknownHostException: jsoup.org")
+    verdict = gold_check.module_verdict([("method", [FAILED_FETCH])], _run(unreachable), network=True)
+    assert verdict == gold_check.Verdict(
+        "unsupported_environment",
+        "gold's selected tests need an external host: jsoup.org "
+        "(org.jsoup.integration.ConnectTest#fetchURl); it is unreachable from here even with --tebench-network",
+    )
+
+
+def test_the_class_rule_holds_only_when_every_method_failure_passes_by_class() -> None:
+    assert gold_check.class_rule_holds([FAILED_FETCH], _run(TestOutcome(FETCH, PASSED, 1)))
+    assert not gold_check.class_rule_holds([FAILED_FETCH], _run(FAILED_FETCH))
+    assert not gold_check.class_rule_holds([FAILED_FETCH], _run(TestOutcome(PARSE, PASSED, 1)))
+    assert not gold_check.class_rule_holds(
+        [FAILED_FETCH], _run(TestOutcome(FETCH, PASSED, 1), status="timeout:test")
+    )
+
+
+# --------------------------------------------------------------------------- a real Maven build
+
+COUNTER = "src/main/java/org/tebench/order/Counter.java"
+COUNTER_TEST = "src/test/java/org/tebench/order/CounterTest.java"
+COUNTER_V1 = "package org.tebench.order;\n\nclass Counter {\n    static int next(int n) {\n        return n + 1;\n    }\n}\n"
+#: The second test reads what the first one set: it passes when its class runs whole, as the
+#: project's own `mvn test` runs it, and fails selected alone (`-Dtest=CounterTest#b_countsOn`).
+COUNTER_TEST_V1 = """\
+package org.tebench.order;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+@TestMethodOrder(MethodOrderer.MethodName.class)
+class CounterTest {
+    static Integer start;
+
+    @Test
+    void a_setsStart() {
+        start = 1;
+    }
+
+    @Test
+    void b_countsOn() {
+        assertNotNull(start, "a_setsStart did not run first");
+        assertEquals(start + 1, Counter.next(start));
+    }
+}
+"""
+
+
+@pytest.mark.maven
+def test_a_gold_test_that_fails_only_selected_alone_makes_the_instance_select_by_class(
+    make_history: Callable[[str], History], pytester: pytest.Pytester
+) -> None:
+    history = make_history("order")
+    pom = (Path(__file__).parent / "fixtures" / "mini-maven" / "pom.xml").read_text()
+    v1 = history.commit({"pom.xml": pom, COUNTER: COUNTER_V1, COUNTER_TEST: COUNTER_TEST_V1}, "V-1")
+    v0 = history.commit(
+        {
+            COUNTER: COUNTER_V1.replace("n + 1", "n + 2"),
+            COUNTER_TEST: COUNTER_TEST_V1.replace("start + 1, Counter", "start + 2, Counter"),
+        },
+        "count by two",
+    )
+    row = history.instance_row(v1, v0, instance_id="order__one", repo="tebench/order", labels=["breaking"])
+    report_path = pytester.path / "report.json"
+    result = pytester.runpytest(
+        "--tebench-predictions=gold",
+        f"--tebench-dataset={write_jsonl(pytester.path / 'dataset.jsonl', [row])}",
+        f"--tebench-repos={history.path.parent}",
+        f"--tebench-cache-dir={pytester.path / 'cache'}",
+        f"--tebench-maven-repo={TEST_MAVEN_REPO}",
+        "--tebench-offline",
+        "--tebench-executor=local",
+        "--tebench-gold-runs=1",
+        f"--tebench-report={report_path}",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+    )
+    result.assert_outcomes(passed=1)
+    record = json.loads(report_path.read_text())["results"][0]
+    update = record["update"]
+    assert (record["status"], update["s_exec"]) == ("evaluated", 1.0)
+    assert update["gold"]["selection"] == ["org.tebench.order.CounterTest#b_countsOn"]
+    # by method, b_countsOn ran alone and failed; its whole class passed: gold and the prediction
+    # are selected by class
+    assert update["gold"]["selected_by"] == "class" and update["selected_by"] == "class"
+    assert update["gold"]["rule"].startswith(
+        "gold's selected tests fail selected by method and pass when their whole classes run: "
+        "org.tebench.order.CounterTest#b_countsOn failed: a_setsStart did not run first"
+    )
+    assert update["s_line"] == 1.0
