@@ -355,7 +355,10 @@ class _Reader:
         """Levels ``scope`` names, each with the ``jdkToolchain`` range of the compiler
         configuration naming it (``()``: compiled by Maven's JDK)."""
         named = _properties(scope)
-        texts = [(properties.get(name, named[name]), name, ()) for name in _LEVEL_PROPERTIES if name in named]
+        none: tuple[VersionRange, ...] = ()
+        texts = [
+            (properties.get(name, named[name]), name, none) for name in _LEVEL_PROPERTIES if name in named
+        ]
         for config in _compiler_configurations(scope):
             toolchain = _text(config.get("jdkToolchain"), "version")
             resolved = _resolve(toolchain, properties) if toolchain else ""
@@ -364,7 +367,7 @@ class _Reader:
                 if name in config and _RELEASE_OF.get(name, "") not in config:
                     named_with = f"compiler {name}" + (f" (jdkToolchain {resolved})" if ranges else "")
                     texts.append((config[name].text or "", named_with, ranges or ()))
-        found = []
+        found: list[tuple[int, str, tuple[VersionRange, ...]]] = []
         for text, name, ranges in texts:
             level = _level_value(_resolve(text, properties))
             if level is not None:
