@@ -428,6 +428,34 @@ def test_log_constraints_of_recorded_failures(log: str, reasons: list[str]) -> N
     assert [c.reason for c in log_constraints([recorded(log)])] == reasons
 
 
+def test_proguard_reading_the_jdk_is_a_reason_for_another_jdk(tmp_path: Path) -> None:
+    """gson 2019-2021 hands ProGuard 6.0.2 ``${java.home}/jmods/java.base.jmod``: JDK 8 has no
+    jmods, and ProGuard 6.0.2 reads class files up to Java 10 only."""
+    (jmods,) = log_constraints([recorded("gson-proguard-without-jmods.log")])
+    assert jmods.reason == "build log: a plugin reads the JDK's jmods, which exist from JDK 9"
+    assert jmods.allowed == (VersionRange(9),)
+    requirement = read_requirement(project(tmp_path, {"pom.xml": GSON_2020}))
+    # the recorded run was on a JDK 17 without jmods: another JDK would not help, no retry
+    assert (
+        java_version_after((8, 11, 17), requirement, 17, [recorded("gson-proguard-without-jmods.log")])
+        is None
+    )
+    too_new = (
+        " [proguard] Error: Can't read [/opt/java/11/jmods/java.base.jmod] (Can't process class "
+        "[java/lang/Object.class] (Unsupported version number [55.0] (maximum 54.0, Java 10)))"
+    )
+    (newest,) = log_constraints([too_new])
+    assert newest.allowed == (VersionRange(high=10, high_inclusive=True),)
+    assert newest.reason.startswith("build log: a plugin reads class files up to Java 10")
+    # on 11 the build needs a JDK of 9 or 10 (release 9 rules 8 out): none here, the environment
+    with pytest.raises(
+        UnsupportedEnvironment, match=r"JDK 8: pom.xml: compiler release 9 \(jdkToolchain 9\)"
+    ):
+        java_version_after((8, 11, 17), requirement, 11, [too_new])
+    choice = java_version_after((8, 10, 11, 17), requirement, 11, [too_new])
+    assert choice is not None and choice.version == 10
+
+
 def test_log_constraints_class_versions_are_java_versions() -> None:
     # major 52 is Java 8, 55 is 11, 61 is 17, 65 is 21
     for major, java in ((52, 8), (55, 11), (61, 17), (65, 21)):

@@ -456,12 +456,12 @@ _LEVEL_LINES = (
 #: ProGuard reading the JDK's own files as library jars (google/gson's shrinking step): a JDK
 #: newer than ProGuard knows ("Unsupported version number [55.0] (maximum 54.0, Java 10)": the
 #: JDK's class files) must give way to an older one, and ``${java.home}/jmods`` exists from JDK 9
-#: (on JDK 8: "Can't read [/opt/java/8/jre/jmods/java.base.jmod]").
+#: (on JDK 8: "Can't read [/opt/java/8/jre/jmods/java.base.jmod] (No such file or directory)").
 _PROGUARD_MAXIMUM = re.compile(
     r"Unsupported (?:class )?version number \[(?P<major>\d+)\.\d+\](?: for class format)? "
     r"\(maximum (?P<maximum>\d+)\.\d+"
 )
-_MISSING_JMOD = re.compile(r"Can't read \[[^\]]*/jmods/[\w.]+\.jmod")
+_MISSING_JMOD = re.compile(r"Can't read \[[^\]]*/jmods/[\w.]+\.jmod\] \(No such file")
 #: The first JDK with ``jmods``.
 JMODS_SINCE = 9
 
