@@ -149,3 +149,41 @@ def test_a_commit_no_jdk_here_builds_is_recorded_unsupported(
     lines.clear()
     assert run(retry=True)[sha] == reason
     assert lines[0] == "2 commits, 1 to build, 1 already decided"
+
+
+def test_a_commit_needing_a_snapshot_nobody_publishes_is_unsupported_without_a_build(
+    make_history: Callable[[str], History], tmp_path: Path
+) -> None:
+    from pytest_tebench.benchmarks.tebench.builder import BuildConfig
+    from pytest_tebench.benchmarks.tebench.builder import build
+    from pytest_tebench.run.maven.jdk import choose_java_version
+
+    pom = (
+        "<project><groupId>acme</groupId><artifactId>calc</artifactId><version>1</version><dependencies>"
+        "<dependency><groupId>org.apache.commons</groupId><artifactId>commons-numbers-core</artifactId>"
+        "<version>1.0-SNAPSHOT</version></dependency></dependencies></project>\n"
+    )
+    h = make_history("calc")
+    h.commit({MAIN: CALC, TEST: CALC_TEST, "pom.xml": pom})
+    sha = h.commit({MAIN: CALC.replace("a + b", "a - b"), TEST: _more_test_lines(8)})
+
+    class NoBuild:
+        """Fails the test if anything is built or downloaded: the POMs alone decide."""
+
+        name = "none"
+
+        def run(self, *args: object, **kwargs: object) -> object:
+            raise AssertionError(f"nothing may run: {args}")
+
+        def java_versions(self) -> tuple[int, ...]:
+            return (17,)
+
+    config = BuildConfig(
+        repo_dir=h.path, repo="acme/calc", work_dir=tmp_path / "work", maven_repo=tmp_path / "m2",
+        executor=NoBuild,  # type: ignore[arg-type]
+        java_version=lambda requirement: choose_java_version((17,), requirement, None),
+    )  # fmt: skip
+    assert build(config, tmp_path / "out.jsonl.state.jsonl", progress=lambda line: None).rejections[sha] == (
+        "unsupported environment: unbuildable here: the build needs artifacts published in no repository "
+        "reachable from here: org.apache.commons:commons-numbers-core:jar:1.0-SNAPSHOT"
+    )

@@ -191,6 +191,19 @@ def _spec(step: BuildStep, tmp_path: Path) -> dict[str, object]:
     return executor.container_spec(workspace, step, tmp_path / "m2")
 
 
+def _offered_toolchains(spec: dict[str, object], maven_repo: Path) -> str:
+    """The toolchains file a Maven step's container is told to use: in the mounted repository,
+    listing the image's JDKs at their /opt/java homes."""
+    command = spec["command"]
+    assert isinstance(command, list) and command[1] == "--toolchains"
+    path = str(command[2])
+    assert path.startswith(f"{CONTAINER_MAVEN_REPO}/.tebench/toolchains/")
+    text = (maven_repo / path.removeprefix(f"{CONTAINER_MAVEN_REPO}/")).read_text(encoding="utf-8")
+    for version in (8, 11, 17, 21):
+        assert f"<jdkHome>/opt/java/{version}</jdkHome>" in text
+    return path
+
+
 def test_spec_of_an_offline_maven_step(tmp_path: Path) -> None:
     step = BuildStep(
         name="test",
@@ -206,8 +219,11 @@ def test_spec_of_an_offline_maven_step(tmp_path: Path) -> None:
         env=(("JAVA_TOOL_OPTIONS", f"-javaagent:{tmp_path / 'm2'}/agent.jar"),),
     )
     spec = _spec(step, tmp_path)
+    toolchains = _offered_toolchains(spec, tmp_path / "m2")
     assert spec["command"] == [
         "mvn",
+        "--toolchains",
+        toolchains,
         f"-Dmaven.repo.local={CONTAINER_MAVEN_HEAD}",
         f"-Dmaven.repo.local.tail={CONTAINER_MAVEN_REPO}",
         "-o",
@@ -232,7 +248,14 @@ def test_spec_of_an_offline_maven_step(tmp_path: Path) -> None:
 def test_spec_of_a_warm_up_step_has_network_and_a_writable_repo(tmp_path: Path) -> None:
     step = BuildStep(name="warm", argv=("mvn", "test"), timeout=60, network=True)
     spec = _spec(step, tmp_path)
-    assert spec["command"] == ["mvn", f"-Dmaven.repo.local={CONTAINER_MAVEN_REPO}", "test"]
+    toolchains = _offered_toolchains(spec, tmp_path / "m2")
+    assert spec["command"] == [
+        "mvn",
+        "--toolchains",
+        toolchains,
+        f"-Dmaven.repo.local={CONTAINER_MAVEN_REPO}",
+        "test",
+    ]
     assert spec["network_mode"] == "bridge"
     mounts = {m["Target"]: m for m in spec["mounts"]}  # type: ignore[attr-defined]
     assert mounts[CONTAINER_MAVEN_REPO]["ReadOnly"] is False

@@ -316,11 +316,61 @@ def test_enforcer_property_and_toolchains(tmp_path: Path) -> None:
         execution=True,
     )
     files = {"pom.xml": pom(build(toolchains))}
-    assert choose_for(read_requirement(project(tmp_path / "b", files)), jdks(8, 11, 17)).version == 11
+    # the toolchains plugin picks JDK 11 among those offered: Maven itself runs on the level's JDK
+    assert choose_for(read_requirement(project(tmp_path / "b", files)), jdks(8, 11, 17)).version == 8
+    # ... and with no JDK of its range offered, the build fails, whatever JDK runs Maven
+    with pytest.raises(UnsupportedEnvironment, match=r"JDK 8: pom.xml: toolchains jdk version \[11,12\)"):
+        choose_for(read_requirement(project(tmp_path / "b", files)), jdks(8, 17))
     compiler = plugin("maven-compiler-plugin", "<jdkToolchain><version>[17,)</version></jdkToolchain>")
     files = {"pom.xml": pom(build(compiler))}
-    with pytest.raises(UnsupportedEnvironment, match="jdkToolchain version"):
-        choose_for(read_requirement(project(tmp_path / "c", files)), jdks(8, 11))
+    # a jdkToolchain nothing offered matches falls back to Maven's JDK: recorded, never a limit
+    requirement = read_requirement(project(tmp_path / "c", files))
+    assert choose_for(requirement, jdks(8, 11)).version == 8
+    assert [c.reason for c in requirement.constraints if c.kind == "info"] == [
+        "pom.xml: maven-compiler-plugin jdkToolchain version [17,)"
+    ]
+
+
+#: google/gson between 2019 and 2021, shortened: module-info.java compiled for release 9 with a
+#: JDK 9 toolchain, everything else at source 1.6 with a [1.5,9) toolchain (the plugin's
+#: configuration, which its executions and the default testCompile inherit).
+GSON_2020 = pom(
+    "<build><pluginManagement><plugins><plugin><artifactId>maven-compiler-plugin</artifactId>"
+    "<executions>"
+    "<execution><id>default-compile</id><configuration><jdkToolchain><version>9</version></jdkToolchain>"
+    "<release>9</release></configuration></execution>"
+    "<execution><id>base-compile</id><goals><goal>compile</goal></goals><configuration><excludes>"
+    "<exclude>module-info.java</exclude></excludes></configuration></execution>"
+    "</executions>"
+    "<configuration><jdkToolchain><version>[1.5,9)</version></jdkToolchain>"
+    "<source>1.6</source><target>1.6</target></configuration>"
+    "</plugin></plugins></pluginManagement></build>"
+)
+
+
+def test_jdk_toolchains_never_limit_the_jdk_running_maven(tmp_path: Path) -> None:
+    """The chooser used to read [1.5,9) and 9 as limits on Maven's JDK: no JDK satisfied both,
+    and gson's 2020 commits were declared unbuildable although its CI built them on JDK 11."""
+    requirement = read_requirement(project(tmp_path, {"pom.xml": GSON_2020}))
+    # source 1.6 is javac 8's (the offered toolchain); release 9 is Maven's JDK's (no JDK 9 here)
+    choice = choose_for(requirement, jdks(8, 11, 17, 21))
+    assert (choice.version, choice.level) == (11, 9)
+    assert choose_for(requirement, jdks(8, 17)).version == 17
+    # without a JDK 8 to take the [1.5,9) toolchain, source 1.6 falls to Maven's JDK: 17 refuses it
+    with pytest.raises(
+        UnsupportedEnvironment, match=r"JDK 17: pom.xml: compiler source 6 \(jdkToolchain \[1.5,9\)\)"
+    ):
+        choose_for(requirement, jdks(17, 21))
+    assert choose_for(requirement, jdks(11, 17)).version == 11
+
+
+def test_release_wins_over_source_in_one_compiler_configuration(tmp_path: Path) -> None:
+    compiler = plugin(
+        "maven-compiler-plugin", "<release>11</release><source>1.6</source><target>1.6</target>"
+    )
+    requirement = read_requirement(project(tmp_path, {"pom.xml": pom(build(compiler))}))
+    assert [c.level for c in requirement.constraints] == [11]
+    assert choose_for(requirement, jdks(17)).version == 17
 
 
 def test_jdk_activated_profiles_apply_to_their_jdks(tmp_path: Path) -> None:
@@ -376,6 +426,34 @@ JFREECHART = {"pom.xml": pom(build(plugin("maven-compiler-plugin", "<release>11<
 )
 def test_log_constraints_of_recorded_failures(log: str, reasons: list[str]) -> None:
     assert [c.reason for c in log_constraints([recorded(log)])] == reasons
+
+
+def test_proguard_reading_the_jdk_is_a_reason_for_another_jdk(tmp_path: Path) -> None:
+    """gson 2019-2021 hands ProGuard 6.0.2 ``${java.home}/jmods/java.base.jmod``: JDK 8 has no
+    jmods, and ProGuard 6.0.2 reads class files up to Java 10 only."""
+    (jmods,) = log_constraints([recorded("gson-proguard-without-jmods.log")])
+    assert jmods.reason == "build log: a plugin reads the JDK's jmods, which exist from JDK 9"
+    assert jmods.allowed == (VersionRange(9),)
+    requirement = read_requirement(project(tmp_path, {"pom.xml": GSON_2020}))
+    # the recorded run was on a JDK 17 without jmods: another JDK would not help, no retry
+    assert (
+        java_version_after((8, 11, 17), requirement, 17, [recorded("gson-proguard-without-jmods.log")])
+        is None
+    )
+    too_new = (
+        " [proguard] Error: Can't read [/opt/java/11/jmods/java.base.jmod] (Can't process class "
+        "[java/lang/Object.class] (Unsupported version number [55.0] (maximum 54.0, Java 10)))"
+    )
+    (newest,) = log_constraints([too_new])
+    assert newest.allowed == (VersionRange(high=10, high_inclusive=True),)
+    assert newest.reason.startswith("build log: a plugin reads class files up to Java 10")
+    # on 11 the build needs a JDK of 9 or 10 (release 9 rules 8 out): none here, the environment
+    with pytest.raises(
+        UnsupportedEnvironment, match=r"JDK 8: pom.xml: compiler release 9 \(jdkToolchain 9\)"
+    ):
+        java_version_after((8, 11, 17), requirement, 11, [too_new])
+    choice = java_version_after((8, 10, 11, 17), requirement, 11, [too_new])
+    assert choice is not None and choice.version == 10
 
 
 def test_log_constraints_class_versions_are_java_versions() -> None:

@@ -455,9 +455,8 @@ def test_an_unpublished_parent_makes_the_build_unbuildable(workspace: Path, sett
     # final at once: no retry can publish it
     assert warmed.warmup.attempts == 1
     assert warmed.warmup.unpublished == ("org.apache.commons:commons-parent:pom:99-SNAPSHOT",)
-    assert (
-        "published nowhere reachable: org.apache.commons:commons-parent:pom:99-SNAPSHOT"
-        in warmed.warmup.error
+    assert warmed.warmup.error.endswith(
+        "published in no repository reachable from here: org.apache.commons:commons-parent:pom:99-SNAPSHOT"
     )
     assert read_journal(settings.maven_repo)[-1]["unpublished"] == [
         "org.apache.commons:commons-parent:pom:99-SNAPSHOT"

@@ -18,7 +18,8 @@ Steps are written for either executor (``run/maven/steps.py``). Their ``{workspa
 ``{maven_repo}`` placeholders expand to the mount points, and host paths of the workspace and
 of the Maven repository that a step spells out in ``argv`` or env values (a JaCoCo
 ``-javaagent:`` option, ``-f /host/ws/pom.xml``) are rewritten to them by :func:`translate`.
-For Maven commands the executor alone decides the local repository (:func:`with_local_repo`),
+For Maven commands the executor alone decides the local repository (:func:`with_local_repo`)
+and offers the image's JDKs as toolchains (:mod:`~pytest_tebench.run.maven.toolchains`),
 and a step's tools (the Maven distribution the build layer resolved,
 :func:`~pytest_tebench.run.maven.dist.maven_tools`) are mounted read-only, so both executors run
 the very same Maven.
@@ -59,6 +60,8 @@ from pytest_tebench.run.leftovers import cleanup_stale
 from pytest_tebench.run.leftovers import owner_labels
 from pytest_tebench.run.leftovers import remove_container
 from pytest_tebench.run.local import DEFAULT_TAIL_LINES
+from pytest_tebench.run.maven import toolchains
+from pytest_tebench.run.maven.toolchains import is_maven
 
 #: Mount points inside the container.
 CONTAINER_WORKSPACE = docker_image.CONTAINER_WORKSPACE
@@ -71,7 +74,6 @@ CONTAINER_TOOLS = "/opt/tools"
 #: Environment keys a step may not set: the executor owns the JDK choice and the search path
 #: (a host PATH means nothing inside the image).
 _OWNED_ENV = frozenset({"JAVA_HOME", "PATH"})
-_MAVEN_LAUNCHERS = frozenset({"mvn", "mvnw", "mvnd"})
 _REPO_PROPERTIES = ("maven.repo.local=", "maven.repo.local.tail=")
 
 
@@ -131,11 +133,6 @@ def translate_step(
     argv = tuple(translate(arg, maps) for arg in step.argv)
     env = tuple((key, translate(value, maps)) for key, value in step.env if key not in _OWNED_ENV)
     return argv, env
-
-
-def is_maven(argv: Sequence[str]) -> bool:
-    """Whether ``argv`` launches Maven (``mvn``, ``./mvnw``, ``mvnd``)."""
-    return bool(argv) and os.path.basename(argv[0]) in _MAVEN_LAUNCHERS
 
 
 def with_local_repo(argv: Sequence[str], repo: str, tail: str | None = None) -> tuple[str, ...]:
@@ -308,6 +305,11 @@ class DockerExecutor:
             CONTAINER_MAVEN_REPO if writable_repo else CONTAINER_MAVEN_HEAD,
             None if writable_repo else CONTAINER_MAVEN_REPO,
         )
+        if not step.image:
+            # the image's JDKs, offered to plugins' jdkToolchain and maven-toolchains-plugin
+            homes = {v: docker_image.java_home(v) for v in self._recipe.jdks}
+            offered = toolchains.offer(maven_repo, homes)
+            argv = toolchains.with_toolchains(argv, f"{CONTAINER_MAVEN_REPO}/{offered}")
         mounts = [
             docker.types.Mount(CONTAINER_WORKSPACE, str(workspace), type="bind", read_only=False),
             docker.types.Mount(

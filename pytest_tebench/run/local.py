@@ -10,7 +10,8 @@ step's
 ``java_version`` picks ``JAVA_HOME`` from discovered JDKs; a step's tools (a Maven distribution
 the build layer resolved) are used where they are on the host. Environment variables that
 would silently change a JVM or Maven (``JAVA_TOOL_OPTIONS``, ``MAVEN_ARGS``, rc files) are
-cleared so every run sees only what its step says. The host's network is not fenced: offline
+cleared so every run sees only what its step says. Maven commands are offered the discovered
+JDKs as toolchains (:mod:`~pytest_tebench.run.maven.toolchains`). The host's network is not fenced: offline
 evaluation relies on Maven's ``-o``.
 """
 
@@ -36,6 +37,7 @@ from pytest_tebench.run.executor import LineSplitter
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
+from pytest_tebench.run.maven import toolchains
 from pytest_tebench.run.maven.jdk import JdkInstall
 from pytest_tebench.run.maven.jdk import discover_jdks
 
@@ -130,6 +132,12 @@ class LocalExecutor:
         # a step that names no Java version (a non-Java benchmark's) needs no JDK on this host
         java_home = None if step.java_version is None else self.java_home(step.java_version)
         argv = (self._program(step, java_home), *step.argv[1:])
+        if toolchains.is_maven(argv) and self.jdks:
+            # this host's JDKs, offered to plugins' jdkToolchain and maven-toolchains-plugin
+            homes = {version: str(home) for version, home in self.jdks.items()}
+            argv = toolchains.with_toolchains(
+                argv, str(maven_repo.resolve() / toolchains.offer(maven_repo, homes))
+            )
         env = self._environment(step, java_home)
         tail: deque[str] = deque(maxlen=self.tail_lines)
         started = time.monotonic()

@@ -45,6 +45,7 @@ from pytest_tebench.benchmarks.realcode.methods import MethodTask
 from pytest_tebench.benchmarks.realcode.methods import method_tasks
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
 from pytest_tebench.run.maven.selection import run_inherited
@@ -55,6 +56,7 @@ from pytest_tebench.run.maven.testrun import NO_TESTS
 from pytest_tebench.run.maven.testrun import OK
 from pytest_tebench.run.maven.testrun import TEST_COMPILE_ERROR
 from pytest_tebench.run.maven.testrun import SelectionRun
+from pytest_tebench.run.maven.unpublished import unbuildable_message
 from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git_text
@@ -235,6 +237,8 @@ class _Builder:
             self.executor, self.workspace.path, tests, self.settings, project=self.config.repo
         )
         if warmed.warmup is not None and not warmed.warmup.ok:
+            if warmed.warmup.unpublished:  # the commit's environment, not the harness's fault
+                raise UnsupportedEnvironment(f"{name}: {unbuildable_message(warmed.warmup.unpublished)}")
             raise HarnessError(f"{name}: the project's warm-up failed: {warmed.warmup.error}")
         _check_harness(warmed.run, name)
         return _class_entry(name, warmed.run)

@@ -36,6 +36,7 @@ from pytest_tebench import __version__
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.realcode.instances import RealcodeInstance
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.jsonfiles import read_versioned_json
 from pytest_tebench.jsonfiles import write_json
 from pytest_tebench.locking import file_lock
@@ -50,6 +51,7 @@ from pytest_tebench.run.maven.testrun import BUILD_ERROR
 from pytest_tebench.run.maven.testrun import OK
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
+from pytest_tebench.run.maven.unpublished import unbuildable_message
 from pytest_tebench.run.maven.warmup import WarmedRun
 from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
@@ -227,6 +229,11 @@ class RealcodeRunner:
             self._executor(), prepared.workspace.path, selection, prepared.settings, project=instance.repo
         )
         if warmed.warmup is not None and not warmed.warmup.ok:
+            if warmed.warmup.unpublished:
+                # the instance's environment (docs/building.md), never a harness error
+                raise UnsupportedEnvironment(
+                    unbuildable_message(warmed.warmup.unpublished), log_tail=warmed.warmup.log_tail
+                )
             raise HarnessError(
                 f"cannot prepare the Maven repository for {instance.repo}: {warmed.warmup.error}",
                 log_tail=warmed.warmup.log_tail,

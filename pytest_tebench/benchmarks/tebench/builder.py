@@ -47,6 +47,7 @@ from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.unpublished import unbuildable_message
 from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import Workspace
@@ -258,6 +259,8 @@ def _labelled(
             project=config.repo,
         )
     if warmed.warmup is not None and not warmed.warmup.ok:
+        if warmed.warmup.unpublished:  # this machine's environment, not the commit's fault
+            raise UnsupportedEnvironment(unbuildable_message(warmed.warmup.unpublished))
         return f"V0 does not build (warm-up): {warmed.warmup.error}"
     v0 = warmed.run
     if v0.harness_failed or v0.status.startswith("timeout"):

@@ -50,6 +50,7 @@ from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
+from pytest_tebench.run.maven.unpublished import unbuildable_message
 from pytest_tebench.run.maven.warmup import WarmedRun
 from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
@@ -160,8 +161,7 @@ class UpdateEvaluator:
             if warmed.warmup.unpublished:
                 # a fact about the instance's environment (docs/building.md), never a model's score
                 raise UnsupportedEnvironment(
-                    "unbuildable here: the build needs artifacts published in no repository reachable "
-                    f"from here: {', '.join(warmed.warmup.unpublished)}",
+                    unbuildable_message(warmed.warmup.unpublished),
                     log_tail=warmed.warmup.log_tail,
                     timings=_warmup_timings(warmed),
                 )

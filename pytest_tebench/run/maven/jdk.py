@@ -31,6 +31,8 @@ from pathlib import Path
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.run.maven.jdkreq import DEFAULT_LEVEL
+from pytest_tebench.run.maven.jdkreq import INFO
+from pytest_tebench.run.maven.jdkreq import OFFERED
 from pytest_tebench.run.maven.jdkreq import Constraint
 from pytest_tebench.run.maven.jdkreq import JdkRequirement
 from pytest_tebench.run.maven.jdkreq import detect_java_level
@@ -153,17 +155,31 @@ def accepts_level(jdk: int, level: int) -> bool:
     return min_supported_level(jdk) <= level <= jdk
 
 
-def _rejection(version: int, constraint: Constraint) -> bool:
-    if not constraint.applies_to(version):
+def toolchain_jdk(constraint: Constraint, offered: Iterable[int]) -> int | None:
+    """The offered JDK a ``jdkToolchain`` of ``constraint`` selects: the first (oldest) in its
+    range, as :mod:`~pytest_tebench.run.maven.toolchains` lists them (None: none matches)."""
+    matching = [v for v in sorted(offered) if any(v in r for r in constraint.toolchain)]
+    return matching[0] if matching else None
+
+
+def _rejection(version: int, constraint: Constraint, offered: Iterable[int]) -> bool:
+    """Whether ``constraint`` rules out Maven running on JDK ``version`` when the JDKs
+    ``offered`` are the build's toolchains."""
+    if not constraint.applies_to(version) or constraint.kind == INFO:
         return False
+    if constraint.kind == OFFERED:
+        return not any(v in allowed for v in offered for allowed in constraint.allowed)
     if constraint.level is not None:
-        return not accepts_level(version, constraint.level)
+        javac = toolchain_jdk(constraint, offered) if constraint.toolchain else None
+        return not accepts_level(version if javac is None else javac, constraint.level)
     return not any(version in allowed for allowed in constraint.allowed)
 
 
-def why_not(version: int, requirement: JdkRequirement) -> str:
-    """The first constraint that rules JDK ``version`` out ("" when it satisfies the build)."""
-    return next((c.reason for c in requirement.constraints if _rejection(version, c)), "")
+def why_not(version: int, requirement: JdkRequirement, offered: Iterable[int] = ()) -> str:
+    """The first constraint that rules JDK ``version`` out ("" when it satisfies the build);
+    ``offered``: the JDKs of the build's toolchains (the executor's)."""
+    chosen = tuple(offered)
+    return next((c.reason for c in requirement.constraints if _rejection(version, c, chosen)), "")
 
 
 def choose_for(
@@ -184,7 +200,7 @@ def choose_for(
     level = requirement.level
     if override is not None and override != "":
         return _choose_override(level, available, override)
-    fitting = sorted(v for v in available if not why_not(v, requirement))
+    fitting = sorted(v for v in available if not why_not(v, requirement, available))
     newer = [v for v in fitting if v >= level]
     readable = [v for v in newer if v <= JACOCO_MAX_FEATURE]
     if level in fitting:
@@ -206,8 +222,12 @@ def _unsatisfied(requirement: JdkRequirement, available: Mapping[int, JdkInstall
     if not available:
         return "no JDK is installed here"
     have = ", ".join(str(v) for v in sorted(available))
-    excluded = "; ".join(f"JDK {v}: {why_not(v, requirement)}" for v in sorted(available))
-    if all(c.level is not None and not c.when for c in requirement.constraints):
+    excluded = "; ".join(f"JDK {v}: {why_not(v, requirement, available)}" for v in sorted(available))
+    if all(
+        c.level is not None and not c.when and not c.toolchain
+        for c in requirement.constraints
+        if c.kind != INFO
+    ):
         return f"no installed JDK can build Java level {requirement.level} (found: {have}); {excluded}"
     return f"no JDK here satisfies the build (found: {have}); {excluded}"
 
@@ -270,14 +290,15 @@ def java_version_after(
     if not texts:  # a build that did not fail is not run again
         return None
     demands = log_constraints(texts)
-    ruling_out = [c for c in (*demands, *requirement.constraints) if _rejection(ran, c)]
+    offered = tuple(available)
+    ruling_out = [c for c in (*demands, *requirement.constraints) if _rejection(ran, c, offered)]
     if not ruling_out:
         return None
     if override:
         raise HarnessError(
             f"the JDK requested with --tebench-jdk ({override}) cannot build this: {ruling_out[0].reason}"
         )
-    installs = {v: JdkInstall(v, Path(f"/jdk/{v}"), str(v)) for v in available}
+    installs = {v: JdkInstall(v, Path(f"/jdk/{v}"), str(v)) for v in offered}
     choice = choose_for(requirement.adding(demands), installs)
     reason = f"JDK {ran} could not build it ({ruling_out[0].reason}); {choice.reason}"
     return JdkChoice(choice.version, choice.home, choice.level, reason)

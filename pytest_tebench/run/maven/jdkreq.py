@@ -11,10 +11,17 @@ one :class:`JdkRequirement`; :func:`pytest_tebench.run.maven.jdk.choose_for` pic
 * compiler ``release``/``source``/``target`` and their ``test*`` variants, as
   ``maven.compiler.*`` properties or compiler-plugin configuration (executions included): a JDK
   must accept the level (javac 20 dropped 7, 12 dropped 6).
-* enforcer ``requireJavaVersion`` (``[17,22)``), and toolchain versions
-  (``maven-toolchains-plugin``, a plugin's ``jdkToolchain``): the JDK range the project
-  supports. The harness skips the enforcer (``-Denforcer.skip``) and provides no
-  ``toolchains.xml``, so it must honour these ranges itself.
+* enforcer ``requireJavaVersion`` (``[17,22)``): the JDK range the project supports. The
+  harness skips the enforcer (``-Denforcer.skip``), so it honours the range itself.
+* toolchains (:mod:`~pytest_tebench.run.maven.toolchains`: every build is offered all the
+  executor's JDKs): they never limit the JDK that runs Maven. ``maven-toolchains-plugin`` needs
+  *some* offered JDK in its range (:data:`OFFERED`: the build fails without one); a plugin's
+  ``jdkToolchain`` is recorded (:data:`INFO`) and falls back to Maven's JDK when no JDK matches;
+  the language levels of a compiler configuration with a ``jdkToolchain`` are javac's of the
+  offered JDK it matches, when one does (google/gson 2019-2021: ``source 1.6`` with
+  ``jdkToolchain [1.5,9)`` compiles on JDK 8 while Maven runs on 11). A compiler execution's
+  configuration is its plugin's merged with its own, and ``release`` wins over
+  ``source``/``target`` (as the compiler plugin passes only ``--release`` then).
 * profiles, active as :mod:`~pytest_tebench.run.maven.profiles` decides (Maven's rules: ``-P``,
   ``<jdk>``, ``<property>``, ``<file>``, ``<os>``, ``activeByDefault``): one applies to the JDKs
   it is active on (jsoup compiles its multi-release sources only on 11+; a profile active on
@@ -79,8 +86,21 @@ JVM_OPTION_SINCE: Mapping[str, int] = {
     "--sun-misc-unsafe-memory-access": 23,
 }
 
+#: Kinds of :class:`Constraint`: on the JDK running Maven (and every plugin without a toolchain);
+#: on the JDKs offered as toolchains (one must satisfy it); recorded only.
+RUNS_MAVEN = "maven"
+OFFERED = "offered"
+INFO = "info"
+
 _PROPERTY_REF = re.compile(r"\$\{([^}]+)\}")
 _LEVEL_NAMES = ("release", "source", "target", "testRelease", "testSource", "testTarget")
+#: ``release`` wins over these in one configuration (the compiler plugin passes only ``--release``).
+_RELEASE_OF = {
+    "source": "release",
+    "target": "release",
+    "testSource": "testRelease",
+    "testTarget": "testRelease",
+}
 _LEVEL_PROPERTIES = tuple(f"maven.compiler.{name}" for name in _LEVEL_NAMES)
 
 
@@ -95,12 +115,17 @@ class Constraint:
 
     Either a language ``level`` the JDK's javac must accept, or ``allowed`` JDK versions. It
     applies to every JDK, or (``when``, a JDK-activated profile) only to the JDKs it names.
+    ``kind`` says which JDK it is about (:data:`RUNS_MAVEN`, :data:`OFFERED`, :data:`INFO`); a
+    level named with a ``jdkToolchain`` (``toolchain``) is javac's of the first offered JDK in
+    that range, and Maven's JDK's only when none is offered.
     """
 
     reason: str
     level: int | None = None
     allowed: tuple[VersionRange, ...] = ()
     when: tuple[VersionRange, ...] = ()
+    kind: str = RUNS_MAVEN
+    toolchain: tuple[VersionRange, ...] = ()
 
     def applies_to(self, version: int) -> bool:
         return not self.when or any(version in r for r in self.when)
@@ -160,6 +185,24 @@ def _plugins(scope: ET.Element, artifact: str) -> Iterator[ET.Element]:
                 config = _child(execution, "configuration")
                 if config is not None:
                     yield config
+
+
+def _compiler_configurations(scope: ET.Element) -> Iterator[dict[str, ET.Element]]:
+    """The compiler plugin's configurations in ``scope`` as its executions see them: the
+    plugin's own (default executions), and each execution's merged over it (child elements by
+    name, the execution's winning)."""
+    build = _child(scope, "build")
+    for container in (build, _child(build, "pluginManagement")):
+        for plugin in _children(_child(container, "plugins"), "plugin"):
+            if _text(plugin, "artifactId") != "maven-compiler-plugin":
+                continue
+            config = _child(plugin, "configuration")
+            base = {} if config is None else {_local(node.tag): node for node in config}
+            yield base
+            for execution in _children(_child(plugin, "executions"), "execution"):
+                config = _child(execution, "configuration")
+                if config is not None:
+                    yield {**base, **{_local(node.tag): node for node in config}}
 
 
 def _descendants(element: ET.Element, name: str) -> Iterator[ET.Element]:
@@ -267,51 +310,75 @@ class _Reader:
     def scope(
         self, scope: ET.Element, properties: Mapping[str, str], where: str, when: tuple[VersionRange, ...]
     ) -> None:
-        for level, why in self.levels(scope, properties):
-            self.constraints.append(Constraint(f"{where}: {why}", level=level, when=when))
+        for level, why, toolchain in self.compiled_levels(scope, properties):
+            self.constraints.append(
+                Constraint(f"{where}: {why}", level=level, when=when, toolchain=toolchain)
+            )
         ranges = [
-            (rule, "enforcer requireJavaVersion")
+            (rule, "enforcer requireJavaVersion", RUNS_MAVEN)
             for config in _plugins(scope, "maven-enforcer-plugin")
             for rule in _descendants(config, "requireJavaVersion")
         ]
         ranges += [
-            (jdk, "toolchains jdk version")
+            (jdk, "toolchains jdk version", OFFERED)
             for config in _plugins(scope, "maven-toolchains-plugin")
             for jdk in _descendants(config, "jdk")
         ]
         ranges += [
-            (toolchain, "jdkToolchain version")
+            (toolchain, f"{plugin} jdkToolchain version", INFO)
             for plugin in ("maven-compiler-plugin", "maven-surefire-plugin")
             for config in _plugins(scope, plugin)
             for toolchain in _children(config, "jdkToolchain")
         ]
-        for node, what in ranges:
-            self.add_range(_text(node, "version"), properties, f"{where}: {what}", when)
+        for node, what, kind in ranges:
+            self.add_range(_text(node, "version"), properties, f"{where}: {what}", when, kind)
 
     def add_range(
-        self, text: str, properties: Mapping[str, str], why: str, when: tuple[VersionRange, ...]
+        self,
+        text: str,
+        properties: Mapping[str, str],
+        why: str,
+        when: tuple[VersionRange, ...],
+        kind: str = RUNS_MAVEN,
     ) -> None:
         resolved = _resolve(text, properties)
-        allowed = parse_range(resolved) if resolved and "${" not in resolved else None
+        # a toolchain requirement's bare version is that version (Maven's toolchain matcher)
+        bare = "min" if kind == RUNS_MAVEN else "exact"
+        allowed = parse_range(resolved, bare=bare) if resolved and "${" not in resolved else None
         if allowed is not None:
-            self.constraints.append(Constraint(f"{why} {resolved}", allowed=allowed, when=when))
+            self.constraints.append(Constraint(f"{why} {resolved}", allowed=allowed, when=when, kind=kind))
+
+    @staticmethod
+    def compiled_levels(
+        scope: ET.Element, properties: Mapping[str, str]
+    ) -> list[tuple[int, str, tuple[VersionRange, ...]]]:
+        """Levels ``scope`` names, each with the ``jdkToolchain`` range of the compiler
+        configuration naming it (``()``: compiled by Maven's JDK)."""
+        named = _properties(scope)
+        none: tuple[VersionRange, ...] = ()
+        texts = [
+            (properties.get(name, named[name]), name, none) for name in _LEVEL_PROPERTIES if name in named
+        ]
+        for config in _compiler_configurations(scope):
+            toolchain = _text(config.get("jdkToolchain"), "version")
+            resolved = _resolve(toolchain, properties) if toolchain else ""
+            ranges = parse_range(resolved, bare="exact") if resolved and "${" not in resolved else None
+            for name in _LEVEL_NAMES:
+                if name in config and _RELEASE_OF.get(name, "") not in config:
+                    named_with = f"compiler {name}" + (f" (jdkToolchain {resolved})" if ranges else "")
+                    texts.append((config[name].text or "", named_with, ranges or ()))
+        found: list[tuple[int, str, tuple[VersionRange, ...]]] = []
+        for text, name, ranges in texts:
+            level = _level_value(_resolve(text, properties))
+            if level is not None:
+                why = f"{name} {level}" if not ranges else name.replace(" (", f" {level} (", 1)
+                if (level, why, ranges) not in found:
+                    found.append((level, why, ranges))
+        return found
 
     @staticmethod
     def levels(scope: ET.Element, properties: Mapping[str, str]) -> list[tuple[int, str]]:
-        named = _properties(scope)
-        texts = [(properties.get(name, named[name]), name) for name in _LEVEL_PROPERTIES if name in named]
-        texts += [
-            (_text(config, name), f"compiler {name}")
-            for config in _plugins(scope, "maven-compiler-plugin")
-            for name in _LEVEL_NAMES
-            if _child(config, name) is not None
-        ]
-        found = []
-        for text, name in texts:
-            level = _level_value(_resolve(text, properties))
-            if level is not None:
-                found.append((level, f"{name} {level}"))
-        return found
+        return [(level, why) for level, why, _ in _Reader.compiled_levels(scope, properties)]
 
 
 def _jdks_text(ranges: Iterable[VersionRange]) -> str:
@@ -386,6 +453,29 @@ _LEVEL_LINES = (
 )
 
 
+#: ProGuard reading the JDK's own files as library jars (google/gson's shrinking step): a JDK
+#: newer than ProGuard knows ("Unsupported version number [55.0] (maximum 54.0, Java 10)": the
+#: JDK's class files) must give way to an older one, and ``${java.home}/jmods`` exists from JDK 9
+#: (on JDK 8: "Can't read [/opt/java/8/jre/jmods/java.base.jmod] (No such file or directory)").
+_PROGUARD_MAXIMUM = re.compile(
+    r"Unsupported (?:class )?version number \[(?P<major>\d+)\.\d+\](?: for class format)? "
+    r"\(maximum (?P<maximum>\d+)\.\d+"
+)
+_MISSING_JMOD = re.compile(r"Can't read \[[^\]]*/jmods/[\w.]+\.jmod\] \(No such file")
+#: The first JDK with ``jmods``.
+JMODS_SINCE = 9
+
+
+def _proguard_constraints(line: str) -> Iterator[tuple[str, Constraint]]:
+    for match in _PROGUARD_MAXIMUM.finditer(line):
+        newest = int(match.group("maximum")) - CLASS_FILE_OFFSET
+        why = f"build log: a plugin reads class files up to Java {newest} ({match.group(0)})"
+        yield f"at most {newest}", Constraint(why, allowed=(VersionRange(high=newest, high_inclusive=True),))
+    if _MISSING_JMOD.search(line):
+        why = f"build log: a plugin reads the JDK's jmods, which exist from JDK {JMODS_SINCE}"
+        yield "jmods", Constraint(why, allowed=(VersionRange(JMODS_SINCE),))
+
+
 def log_constraints(texts: Iterable[str]) -> tuple[Constraint, ...]:
     """What a failed build's output (``texts``: Maven logs, test failure messages) says its JDK
     must be, as constraints for :func:`~pytest_tebench.run.maven.jdk.choose_for`; one per
@@ -404,6 +494,8 @@ def log_constraints(texts: Iterable[str]) -> tuple[Constraint, ...]:
                     level = int(match.group("level"))
                     why = f"build log: {match.group(0).strip()}"
                     found.setdefault(f"level {level}", Constraint(why, level=level))
+            for key, constraint in _proguard_constraints(line):
+                found.setdefault(key, constraint)
     return tuple(found.values())
 
 

@@ -213,16 +213,40 @@ _ABSENT_OFFLINE = (
     re.compile(_COORDS + r" \(absent\)"),
 )
 #: An online build asked the repositories for an artifact none of them has (a ``-SNAPSHOT``
-#: parent or BOM, an unpublished plugin), or one only a repository unreachable from here has.
+#: parent or BOM, an unpublished plugin), in Maven 3.8's and 3.9's words.
 _UNPUBLISHED = (
     re.compile(r"Could not find artifact " + _COORDS),
+    # 3.8: "Failure to find g:a:pom:v in https://... was cached in the local repository"
     re.compile(r"Failure to find " + _COORDS),
+    # 3.9: "g:a:jar:v was not found in https://... during a previous attempt"
     re.compile(_COORDS + r" was not found in "),
-    re.compile(
-        r"Could not transfer artifact " + _COORDS + r" from/to .*(?:Unknown host|Name or service not known|"
-        r"status code: 40[13]|Unauthorized|Forbidden|authentication failed)"
-    ),
 )
+#: A download from a repository: (3.8, 3.9) "Could not transfer artifact g:a:pom:v from/to id
+#: (url): Transfer failed for url: reason"; (3.8, cached) "Failure to transfer g:a:pom:v from url
+#: was cached in the local repository ... Original error: ...".
+_TRANSFER = re.compile(
+    r"(?:Could not transfer artifact|Failure to transfer) " + _COORDS
+    + r" from(?:/to (?P<id>[^\s(]+) \((?P<url>[^)\s]*)\)| (?P<cached>\S+))(?P<rest>.*)"
+)  # fmt: skip
+#: Maven Central: the one remote repository the harness reaches (as Maven names and spells it).
+CENTRAL_ID = "central"
+CENTRAL_HOSTS = ("repo.maven.apache.org", "repo1.maven.org")
+#: A repository that refuses or cannot be reached: whatever the retry, the answer stays.
+_REFUSAL = re.compile(
+    r"Unknown host|UnknownHostException|Name or service not known|Temporary failure in name resolution|"
+    r"status code: 40[13]|Unauthorized|Forbidden|authentication failed|Blocked mirror for repositories"
+)
+#: The artifacts a failed resolution lists: "The following artifacts could not be resolved: g:a:jar:v
+#: (absent), g:b:jar:v (absent): cause" (3.9; 3.8 without "(absent)").
+_RESOLVED_NONE = re.compile(r"The following artifacts could not be resolved: (?P<list>.*?)(?:: |$)")
+
+
+def _unreachable(match: re.Match[str]) -> bool:
+    """Whether a transfer failed for good: any repository but Maven Central (the only one the
+    harness reaches: a snapshot repository, a company's), or Central refusing."""
+    url = match.group("url") or match.group("cached") or ""
+    central = match.group("id") in (None, CENTRAL_ID) and any(host in url for host in CENTRAL_HOSTS)
+    return not central or _REFUSAL.search(match.group("rest")) is not None
 
 
 def _coordinates(output: str, patterns: tuple[re.Pattern[str], ...]) -> list[str]:
@@ -235,6 +259,20 @@ def _coordinates(output: str, patterns: tuple[re.Pattern[str], ...]) -> list[str
     return list(found)
 
 
+def _unpublished_in(line: str) -> list[str]:
+    """The coordinates ``line`` says no reachable repository has: those its cause names, and the
+    others of its "could not be resolved" list (Maven names one cause for several)."""
+    named = [m.group("coords") for pattern in _UNPUBLISHED for m in pattern.finditer(line)]
+    named += [m.group("coords") for m in _TRANSFER.finditer(line) if _unreachable(m)]
+    listed = _RESOLVED_NONE.search(line)
+    if named and listed is not None:
+        for item in listed.group("list").split(", "):
+            coords = item.removesuffix(" (absent)").strip()
+            if re.fullmatch(_COORDS, coords):
+                named.append(coords)
+    return [c.rstrip(".") for c in named]
+
+
 def missing_coordinates(output: str) -> list[str]:
     """Coordinates an offline step names as missing from the repository (first seen first)."""
     return _coordinates(output, _ABSENT_OFFLINE)
@@ -244,7 +282,11 @@ def unpublished_coordinates(output: str) -> list[str]:
     """Coordinates an online step needed that no repository reachable from here has (first seen
     first): a build that needs them cannot be made here, however often it is tried. A transfer
     that broke (a connection reset) names none: it may pass on a retry."""
-    return _coordinates(output, _UNPUBLISHED)
+    found: dict[str, None] = {}
+    for line in clean_log(output).splitlines():
+        if line.lstrip().startswith(("[ERROR]", "[FATAL]", "[WARNING]")):
+            found.update(dict.fromkeys(_unpublished_in(line)))
+    return list(found)
 
 
 def maven_version(output: str) -> str:

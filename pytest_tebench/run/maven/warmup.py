@@ -71,6 +71,8 @@ from pytest_tebench.run.maven.testrun import BUILD_ERROR
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.testrun import remove_stale_outputs
+from pytest_tebench.run.maven.unpublished import foreign_snapshots
+from pytest_tebench.run.maven.unpublished import unbuildable_message
 
 #: Online attempts of one warm-up: the first, and one retry of a transient failure.
 ATTEMPTS = 2
@@ -337,13 +339,9 @@ def _online_build(
 def _unpublished_or(output: str, error: str) -> tuple[str, bool, tuple[str, ...]]:
     """A failed online step: unbuildable when it names artifacts no repository has (final),
     else ``error`` (final when a plugin refuses the Maven in use, else it may be retried)."""
-    unpublished = tuple(mavenlog.unpublished_coordinates(output))
-    if unpublished:
-        return (
-            f"the build needs artifacts published nowhere reachable: {', '.join(unpublished)}",
-            False,
-            unpublished,
-        )
+    missing = tuple(mavenlog.unpublished_coordinates(output))
+    if missing:
+        return unbuildable_message(missing), False, missing
     if mavenlog.required_maven(output):
         # a plugin refuses this Maven: no retry with it can help (the caller runs again with a
         # newer Maven: README, --tebench-maven)
@@ -494,9 +492,17 @@ def run_warmed(
 
     A warm-up that fails twice is returned as is (``warmup.ok`` false) with the failed offline
     run: the caller turns it into a harness error, or an unbuildable instance when the warm-up
-    names artifacts published nowhere reachable (``warmup.unpublished``).
+    names artifacts published nowhere reachable (``warmup.unpublished``); so is, at once, one
+    whose POMs need a ``-SNAPSHOT`` the reactor does not build (:func:`foreign_snapshots`).
     """
     chosen = sorted(set(selection))
+    foreign = foreign_snapshots(workspace, settings.maven_args)
+    if foreign:  # known from the POMs: nothing is downloaded, no retry can publish them
+        why = unbuildable_message(foreign)
+        refused = WarmupResult(
+            project_key(project, settings), ok=False, cached=False, error=why, unpublished=foreign
+        )
+        return WarmedRun(_failed_run(refused), refused)
     # Fetching the JaCoCo jars is no per-project warm-up: without them no run can report coverage.
     failed = ensure_coverage_jars(executor, workspace, settings)
     if failed is not None:
