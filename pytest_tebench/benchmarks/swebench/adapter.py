@@ -28,7 +28,6 @@ from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
 from pytest_tebench.benchmarks.swebench import baselines
 from pytest_tebench.benchmarks.swebench import environment
-from pytest_tebench.benchmarks.swebench import instances
 from pytest_tebench.benchmarks.swebench import network
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_eval
@@ -39,6 +38,7 @@ from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_B
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
 from pytest_tebench.benchmarks.swebench.build_failures import current_run_id
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
+from pytest_tebench.benchmarks.swebench.multilingual import rows as multilingual_rows
 from pytest_tebench.benchmarks.swebench.records import grade_into
 from pytest_tebench.benchmarks.swebench.records import guard_properties
 from pytest_tebench.benchmarks.swebench.records import guarded_record
@@ -145,7 +145,8 @@ class SwebenchAdapter:
 
     # -- collection ------------------------------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
-        loaded = instances.load(records)
+        # Lite and Verified rows as before; Multilingual rows with their language (``lang_java``)
+        loaded = multilingual_rows.load(records)
         return [_with_version_marker(i) for i in loaded]
 
     def cache_key(self, instance: BenchmarkInstance) -> str | None:
@@ -513,7 +514,8 @@ class SwebenchAdapter:
 
 
 def _with_version_marker(instance: BenchmarkInstance) -> BenchmarkInstance:
-    """Label (and so mark) each instance with its ``repo`` and ``version``: ``-m psf_requests_2_0``."""
+    """Label (and so mark) each instance with its ``repo`` and ``version``: ``-m psf_requests_2_0``
+    (after the labels it has: a Multilingual row's language)."""
     payload = instance.payload
     if payload is None:
         return instance
@@ -522,7 +524,7 @@ def _with_version_marker(instance: BenchmarkInstance) -> BenchmarkInstance:
         instance.instance_id,
         instance.project,
         instance.repo,
-        (label,),
+        (label, *instance.labels),
         instance.origin,
         payload,
         instance.problem,

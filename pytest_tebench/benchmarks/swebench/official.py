@@ -128,6 +128,37 @@ def _parser(name: str | None) -> Any:
     return found if callable(found) else None
 
 
+#: The package's log parser modules, one per language (``swebench.harness.log_parsers.<name>``).
+PARSER_MODULES = ("c", "go", "java", "javascript", "php", "python", "ruby", "rust")
+
+
+@functools.cache
+def parser_registry() -> dict[str, Any]:
+    """Every log parser of the package by its name, whatever its language (4.1.0 has no registry
+    by name: its ``MAP_REPO_TO_PARSER`` maps repositories)."""
+    import importlib
+
+    modules()
+    registry: dict[str, Any] = {}
+    for language in PARSER_MODULES:
+        module = importlib.import_module(f"swebench.harness.log_parsers.{language}")
+        for name, value in vars(module).items():
+            if name.startswith("parse_log_") and callable(value) and value.__module__ == module.__name__:
+                registry[name] = value
+    return registry
+
+
+def log_parser(name: str) -> Any:
+    """The package's log parser named ``name`` (any language), or None."""
+    return parser_registry().get(name)
+
+
+def repository_parser(repo: str) -> str | None:
+    """The name of the package's log parser of ``repo`` (``MAP_REPO_TO_PARSER``), or None."""
+    found = modules().log_parsers.MAP_REPO_TO_PARSER.get(repo)
+    return None if found is None else str(found.__name__)
+
+
 def test_directives(repo: str, test_patch: str) -> list[str]:
     """The test files the test command runs: those ``test_patch`` touches, minus data files."""
     return list(modules().python_spec.get_test_directives({"repo": repo, "test_patch": test_patch}))

@@ -1,0 +1,133 @@
+"""SWE-bench Multilingual rows: loading, language, selection by repository and language."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
+from pytest_tebench.benchmarks.swebench.multilingual import rows
+from pytest_tebench.instance.datasets import RawRecord
+
+pytest.importorskip("swebench")
+
+SHA = "7719e73a108c450666613c279bedaed724cd9cc9"
+#: Modelled on google__gson-1014 (its eval script cut to the lines that matter).
+GSON: dict[str, Any] = {
+    "repo": "google/gson",
+    "instance_id": "google__gson-1014",
+    "base_commit": SHA,
+    "patch": "diff --git a/gson/src/main/java/X.java b/gson/src/main/java/X.java\n",
+    "test_patch": "diff --git a/gson/src/test/java/XTest.java b/gson/src/test/java/XTest.java\n",
+    "problem_statement": "ignored",
+    "hints_text": "",
+    "created_at": "2017-02-21T22:09:05Z",
+    "version": "1014",
+    "FAIL_TO_PASS": ["com.google.gson.XTest#testA"],
+    "PASS_TO_PASS": [],
+    "log_parser": "parse_log_maven",
+    "eval_type": "pass_and_fail",
+    "image": "swebench/sweb.eval.x86_64.google_1776_gson-1014:latest",
+    "eval_script": "#!/bin/bash\nset -uxo pipefail\ncd /testbed\n",
+}
+JQ: dict[str, Any] = {
+    **GSON,
+    "repo": "jqlang/jq",
+    "instance_id": "jqlang__jq-2235",
+    "version": "2235",
+    "log_parser": "parse_log_jq",
+    "FAIL_TO_PASS": '["tests/jqtest"]',
+    "image": "swebench/sweb.eval.x86_64.jqlang_1776_jq-2235:latest",
+}
+LITE: dict[str, Any] = {
+    "instance_id": "psf__requests-1142",
+    "repo": "psf/requests",
+    "version": "1.1",
+    "base_commit": SHA,
+    "patch": "diff --git a/x b/x\n",
+    "test_patch": "diff --git a/test_requests.py b/test_requests.py\n",
+    "FAIL_TO_PASS": ["test_requests.py::T::test_new"],
+    "PASS_TO_PASS": [],
+}
+
+
+def _load(*data: dict[str, Any]) -> list[Any]:
+    return SwebenchAdapter().load_instances(
+        [RawRecord(row, f"rows.jsonl:{n}") for n, row in enumerate(data, 1)]
+    )
+
+
+def test_multilingual_rows_carry_their_language_eval_type_image_and_script() -> None:
+    gson, jq, lite = _load(GSON, JQ, LITE)
+    assert gson.problem is None and isinstance(gson.payload, rows.MultilingualInstance)
+    assert gson.payload.language == "java" and jq.payload.language == "c"
+    assert gson.payload.eval_type == "pass_and_fail"
+    assert gson.payload.image == GSON["image"] and gson.payload.eval_script == GSON["eval_script"]
+    assert jq.payload.fail_to_pass == ("tests/jqtest",)
+    assert gson.labels == ("google_gson_1014", "lang_java")
+    assert jq.labels == ("jqlang_jq_2235", "lang_c")
+    # Lite and Verified rows are what they were: same payload type, same labels
+    assert type(lite.payload).__name__ == "SwebenchInstance" and lite.labels == ("psf_requests_1_1",)
+
+
+@pytest.mark.parametrize(
+    ("parser", "language"),
+    [
+        ("parse_log_maven", "java"), ("parse_log_gradle_custom", "java"), ("parse_log_ant", "java"),
+        ("parse_log_cargo", "rust"), ("parse_log_gotest", "go"), ("parse_log_phpunit", "php"),
+        ("parse_log_rspec_transformed_json", "ruby"), ("parse_log_ruby_unit", "ruby"),
+        ("parse_log_jekyll", "ruby"), ("parse_log_karma", "javascript"), ("parse_log_jest", "javascript"),
+        ("parse_log_tap", "javascript"), ("parse_log_vitest", "javascript"),
+        ("parse_log_immutable_js", "javascript"), ("parse_log_redis", "c"), ("parse_log_jq", "c"),
+        ("parse_log_micropython_test", "c"), ("parse_log_googletest", "cpp"), ("parse_log_doctest", "cpp"),
+        ("parse_log_pytest", None), ("parse_log_nonesuch", None),
+    ],
+)  # fmt: skip
+def test_the_language_is_the_module_of_the_swebench_parser(parser: str, language: str | None) -> None:
+    assert rows.language_of(parser) == language
+
+
+def test_the_language_comes_from_the_repository_when_the_row_names_no_parser() -> None:
+    (gson,) = _load({k: v for k, v in GSON.items() if k != "log_parser"})
+    assert gson.payload.language == "java" and gson.payload.log_parser is None
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"eval_type": "sometimes"}, "'eval_type' must be one of"),
+        ({"log_parser": "parse_log_nonesuch"}, "no log parser 'parse_log_nonesuch'"),
+        ({"eval_script": 3}, "'eval_script' must be a string"),
+    ],
+)
+def test_bad_multilingual_rows_become_problems(change: dict[str, Any], message: str) -> None:
+    (instance,) = _load({**GSON, **change})
+    assert instance.problem is not None and message in instance.problem and "rows.jsonl:1" in instance.problem
+
+
+def test_select_multilingual_items_by_repository_and_by_language(pytester: pytest.Pytester) -> None:
+    dataset = pytester.path / "multilingual.jsonl"
+    dataset.write_text("".join(json.dumps(row) + "\n" for row in (GSON, JQ)), encoding="utf-8")
+    common = [
+        "--tebench-benchmark=swebench",
+        f"--tebench-dataset={dataset}",
+        "--tebench-predictions=gold",
+        f"--tebench-cache-dir={pytester.path / 'cache'}",
+        "--collect-only",
+        "-q",
+        "--strict-markers",
+        "-p",
+        "no:cacheprovider",
+    ]
+    by_language = pytester.runpytest(*common, "-m", "lang_java")
+    assert _collected(by_language.outlines) == ["google__gson-1014[gold]"]
+    by_repository = pytester.runpytest(*common, "-k", "jqlang_jq")
+    assert _collected(by_repository.outlines) == ["jqlang__jq-2235[gold]"]
+    by_keyword = pytester.runpytest(*common, "-k", "lang_c")
+    assert _collected(by_keyword.outlines) == ["jqlang__jq-2235[gold]"]
+
+
+def _collected(lines: list[str]) -> list[str]:
+    return [line.rsplit("::", 1)[-1] for line in lines if "::" in line]
