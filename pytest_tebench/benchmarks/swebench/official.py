@@ -171,8 +171,7 @@ def modified_files(patch: str) -> list[str]:
 
 def parser_name(repo: str, requested: str | None) -> str:
     """The log parser to use: the row's ``log_parser`` when the package knows it, else the repo's."""
-    if _parser(requested) is not None:
-        assert requested is not None
+    if requested and (_parser(requested) is not None or log_parser(requested) is not None):
         return requested
     by_repo = modules().log_parsers.MAP_REPO_TO_PARSER.get(repo)
     if by_repo is None:
@@ -208,6 +207,7 @@ def grade(
     pass_to_pass: list[str],
     log: str,
     log_parser: str | None = None,
+    eval_type: str | None = None,
 ) -> Grade:
     """Parse ``log`` (with SWE-bench's start/end markers) and grade it against F2P/P2P.
 
@@ -215,7 +215,9 @@ def grade(
     repository's parser), ``get_eval_tests_report`` and ``get_resolution_status``. When the row
     names a ``log_parser`` that differs from the repository's, that parser is used (v5 rows).
     An expected name the log has only under another pytest version's spelling is graded by that
-    one (:mod:`.pytest_ids`, pytest 8's duplicate-id suffix).
+    one (:mod:`.pytest_ids`, pytest 8's duplicate-id suffix). ``eval_type`` (a v5 row's
+    ``pass_and_fail`` or ``fail_only``) chooses ``get_eval_tests_report``'s check (default
+    ``pass_and_fail``).
     """
     mods = modules()
     spec = mods.test_spec.TestSpec(
@@ -239,7 +241,9 @@ def grade(
         status_map, found = mods.grading.get_logs_eval(spec, path)
     finally:
         os.unlink(path)
-    parse = _parser(log_parser)
+    # a Python row's parser is one of the Python parsers (as before for Lite and Verified); a
+    # Multilingual row's one of any language
+    parse = _parser(log_parser) or parser_registry().get(log_parser or "")
     if found and parse is not None and parse is not mods.log_parsers.MAP_REPO_TO_PARSER[repo]:
         section = log.split(START_TEST_OUTPUT, 1)[1].split(END_TEST_OUTPUT, 1)[0]
         status_map = parse(section, spec) or parse(log, spec)
@@ -247,7 +251,9 @@ def grade(
     gold = {constants.FAIL_TO_PASS: list(fail_to_pass), constants.PASS_TO_PASS: list(pass_to_pass)}
     renamed = pytest_ids.renamed_tests([*fail_to_pass, *pass_to_pass], status_map)
     graded = {**status_map, **{name: status_map[logged] for name, logged in renamed.items()}}
-    report = mods.grading.get_eval_tests_report(graded, gold)
+    # the row's eval_type; none (Lite, Verified): pass_and_fail, as this grading always did
+    chosen = constants.EvalType(eval_type or constants.EvalType.PASS_AND_FAIL.value)
+    report = mods.grading.get_eval_tests_report(graded, gold, eval_type=chosen)
     resolution = mods.grading.get_resolution_status(report) if found else "RESOLVED_NO"
     tests_status = {
         key: {"success": list(value["success"]), "failure": list(value["failure"])}
