@@ -28,7 +28,6 @@ from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
 from pytest_tebench.benchmarks.swebench import baselines
 from pytest_tebench.benchmarks.swebench import environment
-from pytest_tebench.benchmarks.swebench import instances
 from pytest_tebench.benchmarks.swebench import network
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_eval
@@ -39,6 +38,9 @@ from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_B
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
 from pytest_tebench.benchmarks.swebench.build_failures import current_run_id
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
+from pytest_tebench.benchmarks.swebench.multilingual import rows as multilingual_rows
+from pytest_tebench.benchmarks.swebench.multilingual.official_run import MultilingualPrepared
+from pytest_tebench.benchmarks.swebench.multilingual.official_run import MultilingualRuns
 from pytest_tebench.benchmarks.swebench.records import grade_into
 from pytest_tebench.benchmarks.swebench.records import guard_properties
 from pytest_tebench.benchmarks.swebench.records import guarded_record
@@ -142,10 +144,13 @@ class SwebenchAdapter:
         self._official = official_eval.OfficialImages(
             self.executor, timeout=timeout, network=network, version=OFFICIAL_VERSION
         )
+        #: SWE-bench Multilingual rows: their eval script in their image, or a registered builder.
+        self._multilingual = MultilingualRuns(self.executor, timeout=timeout, network=network, images=images)
 
     # -- collection ------------------------------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
-        loaded = instances.load(records)
+        # Lite and Verified rows as before; Multilingual rows with their language (``lang_java``)
+        loaded = multilingual_rows.load(records)
         return [_with_version_marker(i) for i in loaded]
 
     def cache_key(self, instance: BenchmarkInstance) -> str | None:
@@ -197,9 +202,11 @@ class SwebenchAdapter:
 
     def prepare(
         self, instance: BenchmarkInstance, context: EvalContext
-    ) -> SwebenchPrepared | official_eval.OfficialPrepared:
+    ) -> SwebenchPrepared | official_eval.OfficialPrepared | MultilingualPrepared:
         payload: SwebenchInstance = instance.payload
         started = time.perf_counter()
+        if multilingual_rows.is_multilingual(payload):
+            return self._multilingual.prepare(instance, context, started)
         register_demo()
         spec = official.specs(payload.repo, payload.version)
         decision = official_eval.decide(payload, self.images)
@@ -279,6 +286,17 @@ class SwebenchAdapter:
     ) -> dict[str, Any]:
         if isinstance(prepared, official_eval.OfficialPrepared):
             return self._evaluate_official(instance, prepared, prediction, context)
+        if isinstance(prepared, MultilingualPrepared):
+            return self._multilingual.evaluate(
+                instance, prepared, prediction, context,
+                started=lambda timings, image: self._started(
+                    instance, prediction, timings, image=image, python="", suite=None,
+                    install_commit=instance.payload.base_commit, environment="official",
+                ),
+                graded=lambda record, run: self._graded(
+                    record, instance, prepared, prediction, run=run, context=context
+                ),
+            )  # fmt: skip
         assert isinstance(prepared, SwebenchPrepared)
         payload: SwebenchInstance = instance.payload
         record, block = self._started(
@@ -334,7 +352,7 @@ class SwebenchAdapter:
         self,
         record: dict[str, Any],
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared | official_eval.OfficialPrepared,
+        prepared: SwebenchPrepared | official_eval.OfficialPrepared | MultilingualPrepared,
         prediction: Prediction,
         *,
         run: patch_run.PatchRun,
@@ -381,7 +399,7 @@ class SwebenchAdapter:
     def _judge_guard(
         self,
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared | official_eval.OfficialPrepared,
+        prepared: SwebenchPrepared | official_eval.OfficialPrepared | MultilingualPrepared,
         prediction: Prediction,
         run: patch_run.PatchRun,
         *,
@@ -420,6 +438,8 @@ class SwebenchAdapter:
         def run_gold() -> patch_run.PatchRun:
             if isinstance(prepared, official_eval.OfficialPrepared):
                 return self._official.run(payload, prepared, payload.patch, context, gold=True)
+            # a Multilingual run is never guarded: it does not come here
+            assert isinstance(prepared, SwebenchPrepared)
             return self._run_patch(payload, prepared, payload.patch, context)
 
         baseline, block["baseline"] = baselines.guard_baseline(store, context.cache_dir, payload, run_gold)
@@ -513,7 +533,8 @@ class SwebenchAdapter:
 
 
 def _with_version_marker(instance: BenchmarkInstance) -> BenchmarkInstance:
-    """Label (and so mark) each instance with its ``repo`` and ``version``: ``-m psf_requests_2_0``."""
+    """Label (and so mark) each instance with its ``repo`` and ``version``: ``-m psf_requests_2_0``
+    (after the labels it has: a Multilingual row's language)."""
     payload = instance.payload
     if payload is None:
         return instance
@@ -522,7 +543,7 @@ def _with_version_marker(instance: BenchmarkInstance) -> BenchmarkInstance:
         instance.instance_id,
         instance.project,
         instance.repo,
-        (label,),
+        (label, *instance.labels),
         instance.origin,
         payload,
         instance.problem,

@@ -347,6 +347,8 @@ def grade_log(instance: SwebenchInstance, log: str) -> official.Grade:
         pass_to_pass=list(instance.pass_to_pass),
         log=log,
         log_parser=instance.log_parser,
+        # a Multilingual row's (its class is the multilingual package's, above this module)
+        eval_type=getattr(instance, "eval_type", None),
     )
 
 

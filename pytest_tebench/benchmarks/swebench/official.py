@@ -114,7 +114,7 @@ def register_repository(repo: str, specs_by_version: dict[str, dict[str, Any]], 
     (the grading functions look both up by repository). Existing entries are never replaced."""
     mods = modules()
     mods.constants.MAP_REPO_VERSION_TO_SPECS.setdefault(repo, dict(specs_by_version))
-    found = _parser(parser)
+    found = _parser(parser) or log_parser(parser)
     if found is None:
         raise HarnessError(f"swebench {mods.version} has no log parser {parser!r}")
     mods.log_parsers.MAP_REPO_TO_PARSER.setdefault(repo, found)
@@ -126,6 +126,37 @@ def _parser(name: str | None) -> Any:
         return None
     found = getattr(modules().python_parsers, name, None)
     return found if callable(found) else None
+
+
+#: The package's log parser modules, one per language (``swebench.harness.log_parsers.<name>``).
+PARSER_MODULES = ("c", "go", "java", "javascript", "php", "python", "ruby", "rust")
+
+
+@functools.cache
+def parser_registry() -> dict[str, Any]:
+    """Every log parser of the package by its name, whatever its language (4.1.0 has no registry
+    by name: its ``MAP_REPO_TO_PARSER`` maps repositories)."""
+    import importlib
+
+    modules()
+    registry: dict[str, Any] = {}
+    for language in PARSER_MODULES:
+        module = importlib.import_module(f"swebench.harness.log_parsers.{language}")
+        for name, value in vars(module).items():
+            if name.startswith("parse_log_") and callable(value) and value.__module__ == module.__name__:
+                registry[name] = value
+    return registry
+
+
+def log_parser(name: str) -> Any:
+    """The package's log parser named ``name`` (any language), or None."""
+    return parser_registry().get(name)
+
+
+def repository_parser(repo: str) -> str | None:
+    """The name of the package's log parser of ``repo`` (``MAP_REPO_TO_PARSER``), or None."""
+    found = modules().log_parsers.MAP_REPO_TO_PARSER.get(repo)
+    return None if found is None else str(found.__name__)
 
 
 def test_directives(repo: str, test_patch: str) -> list[str]:
@@ -140,8 +171,7 @@ def modified_files(patch: str) -> list[str]:
 
 def parser_name(repo: str, requested: str | None) -> str:
     """The log parser to use: the row's ``log_parser`` when the package knows it, else the repo's."""
-    if _parser(requested) is not None:
-        assert requested is not None
+    if requested and (_parser(requested) is not None or log_parser(requested) is not None):
         return requested
     by_repo = modules().log_parsers.MAP_REPO_TO_PARSER.get(repo)
     if by_repo is None:
@@ -177,6 +207,7 @@ def grade(
     pass_to_pass: list[str],
     log: str,
     log_parser: str | None = None,
+    eval_type: str | None = None,
 ) -> Grade:
     """Parse ``log`` (with SWE-bench's start/end markers) and grade it against F2P/P2P.
 
@@ -184,7 +215,9 @@ def grade(
     repository's parser), ``get_eval_tests_report`` and ``get_resolution_status``. When the row
     names a ``log_parser`` that differs from the repository's, that parser is used (v5 rows).
     An expected name the log has only under another pytest version's spelling is graded by that
-    one (:mod:`.pytest_ids`, pytest 8's duplicate-id suffix).
+    one (:mod:`.pytest_ids`, pytest 8's duplicate-id suffix). ``eval_type`` (a v5 row's
+    ``pass_and_fail`` or ``fail_only``) chooses ``get_eval_tests_report``'s check (default
+    ``pass_and_fail``).
     """
     mods = modules()
     spec = mods.test_spec.TestSpec(
@@ -208,7 +241,9 @@ def grade(
         status_map, found = mods.grading.get_logs_eval(spec, path)
     finally:
         os.unlink(path)
-    parse = _parser(log_parser)
+    # a Python row's parser is one of the Python parsers (as before for Lite and Verified); a
+    # Multilingual row's one of any language
+    parse = _parser(log_parser) or parser_registry().get(log_parser or "")
     if found and parse is not None and parse is not mods.log_parsers.MAP_REPO_TO_PARSER[repo]:
         section = log.split(START_TEST_OUTPUT, 1)[1].split(END_TEST_OUTPUT, 1)[0]
         status_map = parse(section, spec) or parse(log, spec)
@@ -216,7 +251,9 @@ def grade(
     gold = {constants.FAIL_TO_PASS: list(fail_to_pass), constants.PASS_TO_PASS: list(pass_to_pass)}
     renamed = pytest_ids.renamed_tests([*fail_to_pass, *pass_to_pass], status_map)
     graded = {**status_map, **{name: status_map[logged] for name, logged in renamed.items()}}
-    report = mods.grading.get_eval_tests_report(graded, gold)
+    # the row's eval_type; none (Lite, Verified): pass_and_fail, as this grading always did
+    chosen = constants.EvalType(eval_type or constants.EvalType.PASS_AND_FAIL.value)
+    report = mods.grading.get_eval_tests_report(graded, gold, eval_type=chosen)
     resolution = mods.grading.get_resolution_status(report) if found else "RESOLVED_NO"
     tests_status = {
         key: {"success": list(value["success"]), "failure": list(value["failure"])}
