@@ -88,8 +88,10 @@ from common import timed
 #: The line the reference driver prints its result on (everything else is the reference's log).
 RESULT_MARK = "REFERENCE-RESULT "
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
-#: One whole assertion statement on one line: ``assertX(...);``, ``Assertions.assertX(...);``.
-_ASSERTION = re.compile(r"^\s*(?:\w+\.)?assert\w*\(.*\);\s*$")
+#: The first line of an assertion statement: ``assertX(``, ``Assertions.assertX(``.
+_ASSERTION_START = re.compile(r"^\s*(?:\w+\.)?assert\w*\(")
+#: The most lines one assertion statement may span to be dropped as one.
+_STATEMENT_LINES = 8
 
 # Runs in the reference's venv, with the reference checkout first on sys.path.
 DRIVER = """
@@ -123,46 +125,63 @@ else:
 
 # -- pure parts (tests/test_reference_cost.py) ---------------------------------------------
 def drop_one_assertion(patch: str) -> str | None:
-    """``patch`` without one added one-line assertion, hunk counts mended; ``None`` if it adds none.
+    """``patch`` without one added assertion statement (``assertX(...);``, ``Assertions.assertX``,
+    over up to :data:`_STATEMENT_LINES` added lines), hunk counts mended; ``None`` if it adds none.
 
-    Prefers an assertion in a hunk that changes more than that line, so the patch stays a change.
+    Prefers the first assertion of a hunk that changes more than that statement, so the patch
+    stays a change.
     """
     lines = patch.splitlines(keepends=True)
     hunks: list[tuple[int, list[int]]] = []  # header index, indexes of its +/- lines
     for index, line in enumerate(lines):
-        if line.startswith("diff --git"):
-            continue
         if _HUNK.match(line):
             hunks.append((index, []))
-        elif hunks and line[:1] in "+-" and not line.startswith(("+++ ", "--- ")):
+        elif hunks and line[:1] in "+-" and not line.startswith(("+++ ", "--- ", "diff --git")):
             hunks[-1][1].append(index)
-    candidates = [
-        (len(changed) < 2, index, header)
-        for header, changed in hunks
-        for index in changed
-        if lines[index].startswith("+") and _ASSERTION.match(lines[index][1:])
-    ]
+    candidates = []
+    for header, changed in hunks:
+        for index in changed:
+            statement = _assertion_at(lines, index)
+            if statement:
+                candidates.append((len(changed) <= statement, index, statement, header))
     if not candidates:
         return None
-    _, dropped, header = min(candidates)
-    match = _HUNK.match(lines[header])
-    assert match is not None
-    old_start, old_count, new_start, new_count, tail = match.groups()
-    old = f"{old_start},{old_count}" if old_count is not None else old_start
-    count = (int(new_count) if new_count is not None else 1) - 1
-    lines[header] = f"@@ -{old} +{new_start},{count} @@{tail}\n"
-    # later hunks of the same file start one line earlier in the new file
-    for index in range(dropped + 1, len(lines)):
+    _, first, length, header = min(candidates)
+    lines[header] = _shifted(lines[header], count=-length)
+    # later hunks of the same file start ``length`` lines earlier in the new file
+    for index in range(first + length, len(lines)):
         if lines[index].startswith("diff --git"):
             break
-        later = _HUNK.match(lines[index])
-        if later:
-            o_start, o_count, n_start, n_count, rest = later.groups()
-            o_part = f"{o_start},{o_count}" if o_count is not None else o_start
-            n_part = f"{int(n_start) - 1}" + (f",{n_count}" if n_count is not None else "")
-            lines[index] = f"@@ -{o_part} +{n_part} @@{rest}\n"
-    del lines[dropped]
+        if _HUNK.match(lines[index]):
+            lines[index] = _shifted(lines[index], start=-length)
+    del lines[first : first + length]
     return "".join(lines)
+
+
+def _assertion_at(lines: list[str], index: int) -> int:
+    """The number of added lines from ``index`` that make one assertion statement (0: none)."""
+    if not (lines[index].startswith("+") and _ASSERTION_START.match(lines[index][1:])):
+        return 0
+    depth = 0
+    for length, line in enumerate(lines[index : index + _STATEMENT_LINES], start=1):
+        if not line.startswith("+"):
+            return 0
+        depth += line.count("(") - line.count(")")
+        if depth == 0 and line.rstrip().endswith(";"):
+            return length
+    return 0
+
+
+def _shifted(header: str, *, start: int = 0, count: int = 0) -> str:
+    """A hunk header with the new side's start and count moved."""
+    match = _HUNK.match(header)
+    assert match is not None
+    old_start, old_count, new_start, new_count, tail = match.groups()
+    old = old_start + (f",{old_count}" if old_count is not None else "")
+    new = str(int(new_start) + start)
+    if count or new_count is not None:
+        new += f",{(int(new_count) if new_count is not None else 1) + count}"
+    return f"@@ -{old} +{new} @@{tail}\n"
 
 
 def ratio(numerator: float, denominator: float) -> str:
@@ -460,12 +479,27 @@ def main() -> None:
     parser.add_argument("--repos", type=Path, required=True, help="mirrors as owner+name[/repo]")
     parser.add_argument("--dataset", type=Path, action="append", required=True, help="rows of tebench build")
     parser.add_argument("--reference-python", default=sys.executable, help="Python with the reference's deps")
-    parser.add_argument("--maven-repo", type=Path, default=default_cache_dir() / "maven-repository")
+    parser.add_argument(
+        "--maven-repo",
+        type=Path,
+        default=None,
+        help="the Maven repository of both sides (<workdir>/maven-repository)",
+    )
+    parser.add_argument(
+        "--seed-maven-repo",
+        type=Path,
+        default=None,
+        help="copy this repository into --maven-repo first when that is empty (e.g. the shared "
+        f"{default_cache_dir() / 'maven-repository'}): a private copy, so that what lands in it while "
+        "timed is this run's own",
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="tebench-refcost-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    maven_repo = args.maven_repo.resolve()
+    maven_repo = (args.maven_repo or work / "maven-repository").resolve()
+    if args.seed_maven_repo and not (maven_repo.is_dir() and any(maven_repo.iterdir())):
+        shutil.copytree(args.seed_maven_repo, maven_repo, symlinks=True, dirs_exist_ok=True)
     rows = combine([p.resolve() for p in args.dataset], work / "dataset.jsonl")
     link_repos(rows, args.repos.resolve(), work / "repos")
     adapter = create_adapter({"maven_repo": maven_repo}, work)

@@ -123,9 +123,41 @@ def test_ratio_and_rate(bench: ModuleType) -> None:
 
 def test_result_line_skips_the_reference_log(bench: ModuleType) -> None:
     out = "2026-11-27 12:00:00 - tubench - INFO - Running executability evaluation...\n"
-    out += bench.RESULT_MARK + '{"seconds": 1.5}\n' + bench.RESULT_MARK + '{"seconds": 2.5, "success": true}\n'
+    out += (
+        bench.RESULT_MARK + '{"seconds": 1.5}\n' + bench.RESULT_MARK + '{"seconds": 2.5, "success": true}\n'
+    )
     assert bench.result_line(out) == {"seconds": 2.5, "success": True}
     with pytest.raises(ValueError, match="no result line"):
         bench.result_line("Traceback (most recent call last):\n")
     with pytest.raises(ValueError, match="not an object"):
         bench.result_line(bench.RESULT_MARK + "[1]\n")
+
+
+MULTI_LINE = """\
+diff --git a/src/test/java/CalcTest.java b/src/test/java/CalcTest.java
+--- a/src/test/java/CalcTest.java
++++ b/src/test/java/CalcTest.java
+@@ -4,3 +4,6 @@ class CalcTest {
+         Calc calc = new Calc();
+         assertEquals(2, calc.add(1, 1));
++
++        assertEquals(calc.add(2, 2),
++                calc.add(3, 1));
+     }
+@@ -9,3 +12,4 @@ class CalcTest {
+     void subtracts() {
+         assertEquals(0, new Calc().sub(1, 1));
++        assertEquals(1, new Calc().sub(2, 1));
+     }
+"""
+
+
+def test_an_assertion_over_two_lines_goes_whole(bench: ModuleType, tmp_path: Path) -> None:
+    patch = bench.drop_one_assertion(MULTI_LINE)
+    assert "calc.add(2, 2)" not in patch
+    assert "calc.add(3, 1)" not in patch
+    assert "@@ -4,3 +4,4 @@" in patch
+    assert "@@ -9,3 +10,4 @@" in patch
+    after = _applied(tmp_path, patch)
+    assert "calc.add(3, 1)" not in after
+    assert "assertEquals(1, new Calc().sub(2, 1));" in after
