@@ -54,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -67,6 +68,7 @@ from real_repos import link_repos
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
+from pytest_tebench.benchmarks.tebench.adapter import TebenchPrepared
 from pytest_tebench.benchmarks.tebench.adapter import create_adapter
 from pytest_tebench.context import TebenchOptions
 from pytest_tebench.context import build_context
@@ -307,66 +309,58 @@ def ours_context(cache: Path, links: Path) -> EvalContext:
 
 
 def ours_item(
-    adapter: TebenchAdapter, instance: BenchmarkInstance, ctx: EvalContext, name: str, patch: str
-) -> dict[str, Any]:
-    """One item as the plugin runs it: prepare, evaluate, cleanup."""
-    prepared = adapter.prepare(instance, ctx)
-    try:
-        return adapter.evaluate(
-            instance, prepared, Prediction(instance.instance_id, name, patch, "bench"), ctx
-        )
-    finally:
-        adapter.cleanup(prepared, ctx)
-
-
-def bare_times(
     adapter: TebenchAdapter,
     instance: BenchmarkInstance,
     ctx: EvalContext,
-    *,
+    name: str,
     patch: str,
-    update: dict[str, Any],
-    repo: Path,
-) -> tuple[float, float]:
-    """Bare ``mvn -o test -Dtest=<our selection>`` with our JaCoCo agent, on the prediction's tree:
-    (from an empty ``target/``, on the tree that run compiled)."""
+    *,
+    between: Callable[[TebenchPrepared, dict[str, Any]], None] | None = None,
+) -> tuple[dict[str, Any], float]:
+    """One item as the plugin runs it (prepare, evaluate, cleanup) and its seconds; ``between``
+    runs untimed after the evaluation, on the item's workspace, before its cleanup."""
+    started = time.perf_counter()
     prepared = adapter.prepare(instance, ctx)
     try:
-        adapter.evaluate(instance, prepared, Prediction(instance.instance_id, "bare", patch, "bench"), ctx)
-        workspace = prepared.workspace
-        workspace.checkout("prediction")
-        tests = [TestId.parse(t) for t in update["selection"]]
-        scope = RunSettings(maven_repo=repo, java_version=update["java_version"]).scoped(
-            workspace.path, tests
+        record = adapter.evaluate(
+            instance, prepared, Prediction(instance.instance_id, name, patch, "bench"), ctx
         )
-        includes = ":".join(f"{p}.*" for p in project_includes(workspace.path))
-        agent = (
-            f"-javaagent:{repo / AGENT_JAR}=destfile={workspace.path}/target/bare.exec,includes={includes}"
-        )
-        mvn = _mvn(update.get("maven_version"))
-        selection = ",".join(update["selection"])
-        command = [mvn, "-o", "-B", "-q", f"-Dmaven.repo.local={repo}", *SKIP_FLAGS,
-                   "-Dsurefire.failIfNoSpecifiedTests=false", "-DfailIfNoTests=false",
-                   f"-Dtest={selection}", *scope.scope, "test"]  # fmt: skip
-        java_home = LocalExecutor().java_home(int(update["java_version"]))
-        env = {**os.environ, "JAVA_TOOL_OPTIONS": agent, "JAVA_HOME": str(java_home)}
-        results = []
-        for clean in (True, False):
-            if clean:
-                shutil.rmtree(workspace.path / "target", ignore_errors=True)
-                for module in workspace.path.glob("*/target"):
-                    shutil.rmtree(module, ignore_errors=True)
-            done, seconds = timed(
-                lambda: subprocess.run(command, cwd=workspace.path, env=env, capture_output=True, check=False)
-            )
-            if done.returncode != 0:
-                raise SystemExit(
-                    f"bare Maven failed:\n{done.stdout.decode()[-3000:]}\n{done.stderr.decode()}"
-                )
-            results.append(seconds)
-        return results[0], results[1]
+        if between is not None:
+            paused = time.perf_counter()
+            between(prepared, record)
+            started += time.perf_counter() - paused
     finally:
         adapter.cleanup(prepared, ctx)
+    return record, time.perf_counter() - started
+
+
+def bare_times(prepared: TebenchPrepared, update: dict[str, Any], repo: Path) -> tuple[float, float]:
+    """Bare ``mvn -o test -Dtest=<our selection>`` with our JaCoCo agent and reactor scope, on the
+    prediction's tree of an evaluated item: (from an empty ``target/``, then on the tree it compiled)."""
+    workspace = prepared.workspace
+    workspace.checkout("prediction")
+    tests = [TestId.parse(t) for t in update["selection"]]
+    scope = RunSettings(maven_repo=repo, java_version=update["java_version"]).scoped(workspace.path, tests)
+    includes = ":".join(f"{p}.*" for p in project_includes(workspace.path))
+    agent = f"-javaagent:{repo / AGENT_JAR}=destfile={workspace.path}/target/bare.exec,includes={includes}"
+    command = [_mvn(update.get("maven_version")), "-o", "-B", "-q", f"-Dmaven.repo.local={repo}", *SKIP_FLAGS,
+               "-Dsurefire.failIfNoSpecifiedTests=false", "-DfailIfNoTests=false",
+               f"-Dtest={','.join(update['selection'])}", *scope.scope, "test"]  # fmt: skip
+    java_home = LocalExecutor().java_home(int(update["java_version"]))
+    env = {**os.environ, "JAVA_TOOL_OPTIONS": agent, "JAVA_HOME": str(java_home)}
+    results = []
+    for clean in (True, False):
+        if clean:
+            for target in (workspace.path / "target", *workspace.path.glob("*/target")):
+                shutil.rmtree(target, ignore_errors=True)
+        done, seconds = timed(
+            lambda: subprocess.run(command, cwd=workspace.path, env=env, capture_output=True, check=False)
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"bare Maven failed:\n{done.stdout.decode()[-3000:]}\n{done.stderr.decode()}")
+        results.append(seconds)
+    workspace.checkout("v-0.5")
+    return results[0], results[1]
 
 
 def _mvn(version: str | None) -> str:
@@ -398,6 +392,7 @@ class Measured:
     outcome: dict[tuple[str, str], str] = field(default_factory=dict)
     bare_cold: float = 0.0
     bare_compiled: float = 0.0
+    bare_error: str = ""
     reference_launches: int = 0
     downloads: int = 0
     toolchain: str = ""
@@ -409,7 +404,7 @@ def measure(
     gold = adapter.gold_patch(instance)
     work, reference = setup.work, setup.reference
     # untimed: ours once (fills the shared repository for it, settles JDK and Maven)
-    warm = ours_item(adapter, instance, ours_context(work / "cache-warm", work / "repos"), "warm", gold)
+    warm, _ = ours_item(adapter, instance, ours_context(work / "cache-warm", work / "repos"), "warm", gold)
     update = warm["update"]
     java_home = LocalExecutor().java_home(int(update["java_version"]))
     mvn = reference.mvn_wrapper(_mvn(update.get("maven_version")))
@@ -430,8 +425,9 @@ def measure(
             f"compile {ref['compile_success']}, tests {ref['test_success']} {ref.get('tests')}, "
             f"overall {overall}, error {ref.get('error')}"
         )
-        record, result.seconds["ours", system] = timed(
-            functools.partial(ours_item, adapter, instance, ctx, system, patch)
+        bare = functools.partial(_bare_into, result, setup.maven_repo) if system == "second" else None
+        record, result.seconds["ours", system] = ours_item(
+            adapter, instance, ctx, system, patch, between=bare
         )
         last = record.get("update") or {}
         result.outcome["ours", system] = (
@@ -440,12 +436,19 @@ def measure(
         )
     result.reference_launches = reference.launch_count() - launches
     result.downloads = downloads_since(setup.maven_repo, started)
-    if last.get("selection"):
-        result.bare_cold, result.bare_compiled = bare_times(
-            adapter, instance, ctx, patch=other, update=last, repo=setup.maven_repo
-        )
     shutil.rmtree(ctx.cache_dir, ignore_errors=True)
     return result
+
+
+def _bare_into(result: Measured, repo: Path, prepared: TebenchPrepared, record: dict[str, Any]) -> None:
+    update = record.get("update") or {}
+    if not update.get("selection"):
+        result.bare_error = "no selection to run"
+        return
+    try:
+        result.bare_cold, result.bare_compiled = bare_times(prepared, update, repo)
+    except (SystemExit, OSError, ValueError) as exc:  # the side-by-side figures still print
+        result.bare_error = str(exc)[-2000:]
 
 
 def report(name: str, got: Measured) -> None:
@@ -455,6 +458,8 @@ def report(name: str, got: Measured) -> None:
         print(f"    reference: {got.outcome['reference', system]}")
         print(f"    ours: {got.outcome['ours', system]}")
     ours = got.seconds["ours", "second"]
+    if got.bare_error:
+        print(f"{name}  bare mvn -o test: not measured: {got.bare_error}")
     print(
         f"{name}  ours per prediction / bare mvn -o test: compiled workspace {got.bare_compiled:.1f} s "
         f"{ratio(ours, got.bare_compiled)}, from an empty target/ {got.bare_cold:.1f} s "
