@@ -401,43 +401,52 @@ class Measured:
 def measure(
     adapter: TebenchAdapter, instance: BenchmarkInstance, row: dict[str, Any], other: str, setup: Setup
 ) -> Measured:
+    """Ours on gold first (its record names the JDK and Maven the reference then gets), the
+    reference on gold and on ``other``, ours on ``other`` (gold cached)."""
     gold = adapter.gold_patch(instance)
-    work, reference = setup.work, setup.reference
-    # untimed: ours once (fills the shared repository for it, settles JDK and Maven)
-    warm, _ = ours_item(adapter, instance, ours_context(work / "cache-warm", work / "repos"), "warm", gold)
-    update = warm["update"]
+    reference = setup.reference
+    started = time.time()
+    ctx = ours_context(setup.work / f"cache-{instance.instance_id}", setup.work / "repos")
+    result = Measured()
+    first, result.seconds["ours", "first"] = ours_item(adapter, instance, ctx, "first", gold)
+    result.outcome["ours", "first"] = _ours_outcome(first)
+    update = first.get("update") or {}
+    if "java_version" not in update:
+        raise SystemExit(f"{instance.instance_id}: ours did not build gold: {json.dumps(first)[:3000]}")
+    result.toolchain = f"JDK {update['java_version']}, Maven {update.get('maven_version') or 'on PATH'}"
     java_home = LocalExecutor().java_home(int(update["java_version"]))
     mvn = reference.mvn_wrapper(_mvn(update.get("maven_version")))
-    repo = reference.clone(work / "repos" / row["repo"].replace("/", "+"), row["project"])
-    reference.warm(repo, row["v0_commit"], java_home, mvn)
-    started, launches = time.time(), reference.launch_count()
-    result = Measured(
-        toolchain=f"JDK {update['java_version']}, Maven {update.get('maven_version') or 'on PATH'}"
-    )
-    ctx = ours_context(work / f"cache-{instance.instance_id}", work / "repos")
-    last: dict[str, Any] = {}
+    repo = reference.clone(setup.work / "repos" / row["repo"].replace("/", "+"), row["project"])
+    reference.warm(repo, row["v0_commit"], java_home, mvn)  # untimed
+    launches = reference.launch_count()
     for system, patch in (("first", gold), ("second", other)):
         tree = reference.worktree(repo, row["v0_commit"], patch, java_home)
         ref = reference.evaluate(repo, row["v0_commit"], tree, java_home, mvn)
         result.seconds["reference", system] = float(ref["seconds"])
-        overall = (ref.get("scores") or {}).get("overall")
         result.outcome["reference", system] = (
             f"compile {ref['compile_success']}, tests {ref['test_success']} {ref.get('tests')}, "
-            f"overall {overall}, error {ref.get('error')}"
+            f"overall {(ref.get('scores') or {}).get('overall')}, error {ref.get('error')}"
         )
-        bare = functools.partial(_bare_into, result, setup.maven_repo) if system == "second" else None
-        record, result.seconds["ours", system] = ours_item(
-            adapter, instance, ctx, system, patch, between=bare
-        )
-        last = record.get("update") or {}
-        result.outcome["ours", system] = (
-            f"{record['status']}, s_exec {last.get('s_exec')}, s_update {last.get('s_update')}, "
-            f"gold {(last.get('gold') or {}).get('cache')}"
-        )
+        print(f"{instance.instance_id}  reference, {system} system: {ref['seconds']:.1f} s", flush=True)
     result.reference_launches = reference.launch_count() - launches
+    bare = functools.partial(_bare_into, result, setup.maven_repo)
+    second, result.seconds["ours", "second"] = ours_item(
+        adapter, instance, ctx, "second", other, between=bare
+    )
+    result.outcome["ours", "second"] = _ours_outcome(second)
     result.downloads = downloads_since(setup.maven_repo, started)
     shutil.rmtree(ctx.cache_dir, ignore_errors=True)
     return result
+
+
+def _ours_outcome(record: dict[str, Any]) -> str:
+    update = record.get("update") or {}
+    timings = update.get("timings") or {}
+    return (
+        f"{record['status']}, s_exec {update.get('s_exec')}, s_update {update.get('s_update')}, "
+        f"gold {(update.get('gold') or {}).get('cache')} ({(update.get('gold') or {}).get('seconds')} s), "
+        f"timings {timings}, error {record.get('error')}"
+    )
 
 
 def _bare_into(result: Measured, repo: Path, prepared: TebenchPrepared, record: dict[str, Any]) -> None:
@@ -507,7 +516,10 @@ def main() -> None:
         shutil.copytree(args.seed_maven_repo, maven_repo, symlinks=True, dirs_exist_ok=True)
     rows = combine([p.resolve() for p in args.dataset], work / "dataset.jsonl")
     link_repos(rows, args.repos.resolve(), work / "repos")
-    adapter = create_adapter({"maven_repo": maven_repo}, work)
+    # limits far above any build here: this measures cost, and a machine shared by several
+    # builds must not turn a slow build into a harness error
+    limits = {"timeout_compile": 3600, "timeout_test": 3600, "timeout_warmup": 3600}
+    adapter = create_adapter({"maven_repo": maven_repo, **limits}, work)
     setup = Setup(
         work, maven_repo, Reference(args.reference.resolve(), args.reference_python, work, maven_repo)
     )
