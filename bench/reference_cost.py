@@ -21,19 +21,22 @@ and the ratio reference / ours (``N.Nx``); then ours per prediction against a ba
 ``mvn -o test -Dtest=<our selection>`` (same JaCoCo agent, same reactor scope) on a compiled
 workspace and from an empty ``target/``; then instances per hour for gold plus one system.
 
-What is given to the reference beyond its published code, and why (nothing of its code is edited):
+What is given to the reference beyond its published code, and why:
 
+* One patch, at run time, in a copy of the checkout (:data:`PATCHES`): its two test launches name
+  the JaCoCo report goal in full (``org.jacoco:jacoco-maven-plugin:0.8.11:report``) instead of
+  ``jacoco:report``. The prefix resolves only where the POM declares the JaCoCo plugin
+  (commons-parent does; jsoup does not, and Maven Central has no ``org.jacoco`` group metadata), so
+  on jsoup every test launch stopped at ``No plugin found for prefix 'jacoco'`` before a test ran.
 * ``AnalysisConfig.JAVA_HOME`` and ``AnalysisConfig.MAVEN_EXECUTABLE`` (its own settings) name the
   JDK and Maven our run chose for the instance; the Maven is a wrapper that counts its launches.
 * Its Maven gets ``MAVEN_OPTS=-Duser.home=<work dir>/reference-home``, whose ``.m2/settings.xml``
-  names the shared repository (``localRepository``, so its ``${settings.localRepository}`` agent
-  path is the warmed repository) and ``org.jacoco`` as a plugin group: without it ``jacoco:report``
-  resolves only where the POM declares the JaCoCo plugin (commons-parent does, jsoup does not),
-  and on jsoup every test launch would stop at ``No plugin found for prefix 'jacoco'`` before a
-  test ran. It still runs online, as published (no ``-o``).
-* Untimed warm-up for it: the JaCoCo 0.8.11 agent its ``-DargLine`` names and the JaCoCo plugin its
-  ``jacoco:report`` resolves to (``mvn jacoco:report`` once in a V0 tree). Anything it still
-  downloads during the timed runs is counted and printed.
+  names the benchmark's Maven repository as ``localRepository`` (so its
+  ``${settings.localRepository}`` agent path is the warmed repository). It still runs online, as
+  published (no ``-o``).
+* Untimed warm-up for it: the JaCoCo 0.8.11 agent its ``-DargLine`` names and the report plugin
+  (``dependency:get``, the report goal once in a V0 tree). Anything it still downloads during the
+  timed runs is counted and printed.
 
     python bench/reference_cost.py --reference /path/to/TEBench --repos /work/.mirror \
         --dataset lang.jsonl --dataset jsoup.jsonl --dataset gson.jsonl \
@@ -94,6 +97,17 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _ASSERTION_START = re.compile(r"^\s*(?:\w+\.)?assert\w*\(")
 #: The most lines one assertion statement may span to be dropped as one.
 _STATEMENT_LINES = 8
+
+#: The least the reference needs to run its tests on every project: ``jacoco:report`` resolves its
+#: prefix only where the POM declares the JaCoCo plugin (commons-parent does; jsoup does not, and
+#: Maven Central publishes no ``org.jacoco`` group metadata), so there every test launch stopped
+#: at "No plugin found for prefix 'jacoco'" before a test ran. Full coordinates, the version its
+#: ``-Djacoco.version`` and agent already name.
+_REPORT = "'org.jacoco:jacoco-maven-plugin:0.8.11:report'"
+PATCHES = {
+    "update_evaluation/executability_evaluator.py": ("'test', 'jacoco:report'", f"'test', {_REPORT}"),
+    "update_evaluation/coverage_increment_analyzer.py": ("'test', 'jacoco:report'", f"'test', {_REPORT}"),
+}
 
 # Runs in the reference's venv, with the reference checkout first on sys.path.
 DRIVER = """
@@ -207,18 +221,32 @@ def per_hour(count: int, seconds: float) -> str:
 
 
 # -- running ---------------------------------------------------------------------------------
+def patched_copy(checkout: Path, copy: Path) -> Path:
+    """A copy of the reference's code whose test launches name the JaCoCo report goal in full
+    (:data:`PATCHES`); the checkout itself is never changed."""
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(checkout, copy, ignore=shutil.ignore_patterns(".git"))
+    for relative, (old, new) in PATCHES.items():
+        path = copy / relative
+        text = path.read_text(encoding="utf-8")
+        if text.count(old) != 1:
+            raise SystemExit(f"{relative}: expected {old!r} once; is this iSEngLab/TEBench at 5f60718?")
+        path.write_text(text.replace(old, new), encoding="utf-8")
+    return copy
+
+
 class Reference:
     """The reference harness's update evaluation, run by its own Python, on our instance's commit."""
 
     def __init__(self, checkout: Path, python: str, work: Path, maven_repo: Path) -> None:
-        self.checkout, self.python, self.work, self.maven_repo = checkout, python, work, maven_repo
+        self.python, self.work, self.maven_repo = python, work, maven_repo
+        self.checkout = patched_copy(checkout, work / "reference-code")
         self.driver = work / "reference_driver.py"
         self.driver.write_text(DRIVER, encoding="utf-8")
         self.home = work / "reference-home"
         (self.home / ".m2").mkdir(parents=True, exist_ok=True)
         (self.home / ".m2" / "settings.xml").write_text(
-            "<settings><localRepository>" + str(maven_repo) + "</localRepository>"
-            "<pluginGroups><pluginGroup>org.jacoco</pluginGroup></pluginGroups></settings>\n",
+            "<settings><localRepository>" + str(maven_repo) + "</localRepository></settings>\n",
             encoding="utf-8",
         )
         self.launches = work / "reference-mvn-launches.log"
@@ -292,7 +320,7 @@ class Reference:
                        check=True, capture_output=True)  # fmt: skip
         for goal in (
             ["dependency:get", "-Dartifact=org.jacoco:org.jacoco.agent:0.8.11:jar:runtime"],
-            ["jacoco:report"],
+            [_REPORT.strip("'")],
         ):
             subprocess.run([str(mvn), "-B", "-q", *goal], cwd=tree, env=self.env(java_home),
                            capture_output=True, check=False)  # fmt: skip
