@@ -433,7 +433,6 @@ def measure(
     reference on gold and on ``other``, ours on ``other`` (gold cached)."""
     gold = adapter.gold_patch(instance)
     reference = setup.reference
-    started = time.time()
     ctx = ours_context(setup.work / f"cache-{instance.instance_id}", setup.work / "repos")
     result = Measured()
     first, result.seconds["ours", "first"] = ours_item(adapter, instance, ctx, "first", gold)
@@ -446,6 +445,7 @@ def measure(
     mvn = reference.mvn_wrapper(_mvn(update.get("maven_version")))
     repo = reference.clone(setup.work / "repos" / row["repo"].replace("/", "+"), row["project"])
     reference.warm(repo, row["v0_commit"], java_home, mvn)  # untimed
+    started = time.time()  # ours is offline from here on: what arrives now is the reference's
     launches = reference.launch_count()
     for system, patch in (("first", gold), ("second", other)):
         tree = reference.worktree(repo, row["v0_commit"], patch, java_home)
