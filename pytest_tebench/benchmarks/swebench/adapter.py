@@ -38,6 +38,7 @@ from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_B
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
 from pytest_tebench.benchmarks.swebench.build_failures import current_run_id
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
+from pytest_tebench.benchmarks.swebench.multilingual import built as multilingual_built
 from pytest_tebench.benchmarks.swebench.multilingual import rows as multilingual_rows
 from pytest_tebench.benchmarks.swebench.records import grade_into
 from pytest_tebench.benchmarks.swebench.records import guard_properties
@@ -142,6 +143,10 @@ class SwebenchAdapter:
         self._official = official_eval.OfficialImages(
             self.executor, timeout=timeout, network=network, version=OFFICIAL_VERSION
         )
+        #: Multilingual rows built here (Java Maven: google/gson, javaparser/javaparser).
+        self._built = multilingual_built.BuiltRows(
+            self.executor, values=self.executor_values, timeout=timeout, progress=progress
+        )
 
     # -- collection ------------------------------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
@@ -198,7 +203,7 @@ class SwebenchAdapter:
 
     def prepare(
         self, instance: BenchmarkInstance, context: EvalContext
-    ) -> SwebenchPrepared | official_eval.OfficialPrepared:
+    ) -> SwebenchPrepared | official_eval.OfficialPrepared | multilingual_built.BuiltPrepared:
         payload: SwebenchInstance = instance.payload
         started = time.perf_counter()
         register_demo()
@@ -206,6 +211,12 @@ class SwebenchAdapter:
         decision = official_eval.decide(payload, self.images)
         if decision.where == "unsupported":
             raise UnsupportedEnvironment(str(decision.reason))
+        if isinstance(payload, multilingual_rows.MultilingualInstance):
+            if decision.where == "build":
+                return self._built.prepare(payload, context, started)
+            raise UnsupportedEnvironment(
+                f"{decision.reason}; and official images of Multilingual rows are not run yet"
+            )
         if decision.where == "official":
             return self._official.prepare(payload, spec or {}, decision.reason, context, started)
         source = context.repos.locate(payload.repo, [payload.base_commit, payload.environment_setup_commit])
@@ -280,6 +291,8 @@ class SwebenchAdapter:
     ) -> dict[str, Any]:
         if isinstance(prepared, official_eval.OfficialPrepared):
             return self._evaluate_official(instance, prepared, prediction, context)
+        if isinstance(prepared, multilingual_built.BuiltPrepared):
+            return self._evaluate_built(instance, prepared, prediction, context)
         assert isinstance(prepared, SwebenchPrepared)
         payload: SwebenchInstance = instance.payload
         record, block = self._started(
@@ -335,7 +348,7 @@ class SwebenchAdapter:
         self,
         record: dict[str, Any],
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared | official_eval.OfficialPrepared,
+        prepared: SwebenchPrepared | official_eval.OfficialPrepared | multilingual_built.BuiltPrepared,
         prediction: Prediction,
         *,
         run: patch_run.PatchRun,
@@ -382,7 +395,7 @@ class SwebenchAdapter:
     def _judge_guard(
         self,
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared | official_eval.OfficialPrepared,
+        prepared: SwebenchPrepared | official_eval.OfficialPrepared | multilingual_built.BuiltPrepared,
         prediction: Prediction,
         run: patch_run.PatchRun,
         *,
@@ -421,6 +434,8 @@ class SwebenchAdapter:
         def run_gold() -> patch_run.PatchRun:
             if isinstance(prepared, official_eval.OfficialPrepared):
                 return self._official.run(payload, prepared, payload.patch, context, gold=True)
+            if isinstance(prepared, multilingual_built.BuiltPrepared):
+                return self._built.run(prepared, payload.patch, context)
             return self._run_patch(payload, prepared, payload.patch, context)
 
         baseline, block["baseline"] = baselines.guard_baseline(store, context.cache_dir, payload, run_gold)
@@ -460,6 +475,38 @@ class SwebenchAdapter:
         graded = self._graded(record, instance, prepared, prediction, run=run, context=context)
         graded["guard"]["install"] = run.install
         return graded
+
+    def _evaluate_built(
+        self,
+        instance: BenchmarkInstance,
+        prepared: multilingual_built.BuiltPrepared,
+        prediction: Prediction,
+        context: EvalContext,
+    ) -> dict[str, Any]:
+        """A Multilingual row built here: its eval script in its environment (:mod:`.multilingual.built`)."""
+        payload: SwebenchInstance = instance.payload
+        record, block = self._started(
+            instance,
+            prediction,
+            prepared.timings,
+            image=prepared.image,
+            python="",
+            suite=None,
+            install_commit=payload.base_commit,
+            environment="build",
+        )
+        block["jdk"] = prepared.environment.jdk_reason
+        if prediction.is_empty:
+            record["status"] = "empty"
+            return record
+        run = self._built.run(prepared, prediction.patch, context, keep=context.keep_workspaces)
+        record["timings"].update(run.timings)
+        if run.workspace is not None:
+            record["workspace"] = str(run.workspace)
+        unjudged = patch_run.unjudged_record(record, block, run, timeout=self.timeout)
+        if unjudged is not None:
+            return unjudged
+        return self._graded(record, instance, prepared, prediction, run=run, context=context)
 
     def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
         """Workspaces are per prediction and removed by ``evaluate``; images are kept (the cache)."""
