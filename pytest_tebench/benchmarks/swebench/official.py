@@ -114,7 +114,7 @@ def register_repository(repo: str, specs_by_version: dict[str, dict[str, Any]], 
     (the grading functions look both up by repository). Existing entries are never replaced."""
     mods = modules()
     mods.constants.MAP_REPO_VERSION_TO_SPECS.setdefault(repo, dict(specs_by_version))
-    found = _parser(parser)
+    found = _parser(parser) or log_parser(parser)
     if found is None:
         raise HarnessError(f"swebench {mods.version} has no log parser {parser!r}")
     mods.log_parsers.MAP_REPO_TO_PARSER.setdefault(repo, found)

@@ -486,11 +486,12 @@ class JavaBuild:
 
 def checkout(source: Path, commit: str, target: Path) -> Path:
     """A self-contained checkout of ``commit`` from ``source`` (a clone or a bare mirror) at
-    ``target``: one commit deep, so the eval script's ``git diff``/``git checkout <base_commit>``
-    work in a container that cannot see the mirror."""
+    ``target``, so the eval script's ``git diff``/``git checkout <base_commit>`` work in a container
+    that cannot see the mirror. Two commits deep: with its parents, ``git show`` (the script's
+    first lines) prints the commit's own change, as in SWE-bench's full clone, not its whole tree."""
     target.mkdir(parents=True)
     git(target, "init", "--quiet")
-    git(target, "fetch", "--quiet", "--depth", "1", f"file://{source.resolve()}", commit)
+    git(target, "fetch", "--quiet", "--depth", "2", f"file://{source.resolve()}", commit)
     git(target, "checkout", "--quiet", "--detach", "FETCH_HEAD")
     return target
 
