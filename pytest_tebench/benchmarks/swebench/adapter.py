@@ -69,6 +69,14 @@ class SwebenchPrepared:
     #: The commit the spec's install ran at: ``environment_setup_commit``, or ``base_commit`` (a layer).
     install_commit: str
 
+    @property
+    def python(self) -> str:
+        return self.plan.python
+
+    @property
+    def suite(self) -> str | None:
+        return self.plan.suite
+
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
@@ -291,17 +299,16 @@ class SwebenchAdapter:
     ) -> dict[str, Any]:
         if isinstance(prepared, official_eval.OfficialPrepared):
             return self._evaluate_official(instance, prepared, prediction, context)
-        if isinstance(prepared, multilingual_built.BuiltPrepared):
-            return self._evaluate_built(instance, prepared, prediction, context)
-        assert isinstance(prepared, SwebenchPrepared)
+        # built here: a Python environment image, or a Multilingual row's Java build (.multilingual.built)
+        assert isinstance(prepared, SwebenchPrepared | multilingual_built.BuiltPrepared)
         payload: SwebenchInstance = instance.payload
         record, block = self._started(
             instance,
             prediction,
             prepared.timings,
             image=prepared.image,
-            python=prepared.plan.python,
-            suite=prepared.plan.suite,
+            python=prepared.python,
+            suite=prepared.suite,
             install_commit=prepared.install_commit,
             environment="build",
         )
@@ -371,13 +378,16 @@ class SwebenchAdapter:
     def _run_patch(
         self,
         payload: SwebenchInstance,
-        prepared: SwebenchPrepared,
+        prepared: SwebenchPrepared | multilingual_built.BuiltPrepared,
         patch: str,
         context: EvalContext,
         *,
         keep: bool = False,
     ) -> patch_run.PatchRun:
-        """``patch`` through SWE-bench's steps in ``prepared``'s environment (:mod:`.patch_run`)."""
+        """``patch`` through SWE-bench's steps in ``prepared``'s environment (:mod:`.patch_run`), or
+        a Multilingual row's eval script in its Java build (:mod:`.multilingual.built`)."""
+        if isinstance(prepared, multilingual_built.BuiltPrepared):
+            return self._built.run(prepared, patch, context, keep=keep)
         return patch_run.run_patch(
             self.executor(context),
             payload,
@@ -434,8 +444,6 @@ class SwebenchAdapter:
         def run_gold() -> patch_run.PatchRun:
             if isinstance(prepared, official_eval.OfficialPrepared):
                 return self._official.run(payload, prepared, payload.patch, context, gold=True)
-            if isinstance(prepared, multilingual_built.BuiltPrepared):
-                return self._built.run(prepared, payload.patch, context)
             return self._run_patch(payload, prepared, payload.patch, context)
 
         baseline, block["baseline"] = baselines.guard_baseline(store, context.cache_dir, payload, run_gold)
@@ -475,38 +483,6 @@ class SwebenchAdapter:
         graded = self._graded(record, instance, prepared, prediction, run=run, context=context)
         graded["guard"]["install"] = run.install
         return graded
-
-    def _evaluate_built(
-        self,
-        instance: BenchmarkInstance,
-        prepared: multilingual_built.BuiltPrepared,
-        prediction: Prediction,
-        context: EvalContext,
-    ) -> dict[str, Any]:
-        """A Multilingual row built here: its eval script in its environment (:mod:`.multilingual.built`)."""
-        payload: SwebenchInstance = instance.payload
-        record, block = self._started(
-            instance,
-            prediction,
-            prepared.timings,
-            image=prepared.image,
-            python="",
-            suite=None,
-            install_commit=payload.base_commit,
-            environment="build",
-        )
-        block["jdk"] = prepared.environment.jdk_reason
-        if prediction.is_empty:
-            record["status"] = "empty"
-            return record
-        run = self._built.run(prepared, prediction.patch, context, keep=context.keep_workspaces)
-        record["timings"].update(run.timings)
-        if run.workspace is not None:
-            record["workspace"] = str(run.workspace)
-        unjudged = patch_run.unjudged_record(record, block, run, timeout=self.timeout)
-        if unjudged is not None:
-            return unjudged
-        return self._graded(record, instance, prepared, prediction, run=run, context=context)
 
     def cleanup(self, prepared: Prepared, context: EvalContext) -> None:
         """Workspaces are per prediction and removed by ``evaluate``; images are kept (the cache)."""

@@ -39,9 +39,23 @@ class BuiltPrepared:
     environment: JavaEnvironment
     timings: dict[str, float]
 
+    # the record's ``swebench`` fields, as a Python environment's have them: no Python, no suite
+    @property
+    def python(self) -> str:
+        return ""
+
+    @property
+    def suite(self) -> str | None:
+        return None
+
     @property
     def image(self) -> str:
+        """The image is TEBench's Java image; the record names the JDK that ran in it."""
         return f"java{self.environment.java_version}"
+
+    @property
+    def install_commit(self) -> str:
+        return self.row.base_commit
 
 
 def java_row(payload: MultilingualInstance) -> JavaRow:

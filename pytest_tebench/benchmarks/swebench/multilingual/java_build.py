@@ -434,7 +434,8 @@ class JavaBuild:
             return run
         self.warm_tests(row, source, environment)
         again = self._offline(row, source, environment, patch, keep=keep)
-        again.timings["warm_tests"] = sum(run.timings.values())
+        # the offline attempt that found the repository lacking, before the warm-up
+        again.timings["offline_probe"] = sum(run.timings.values())
         return again
 
     def warm_tests(self, row: JavaRow, source: Path, environment: JavaEnvironment) -> None:
