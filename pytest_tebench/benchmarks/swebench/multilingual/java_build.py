@@ -290,7 +290,7 @@ class JavaBuild:
     # -- the environment ------------------------------------------------------------------
     def ensure_environment(self, row: JavaRow, source: Path) -> JavaEnvironment:
         """The instance's environment, made when missing (the spec's setup at ``base_commit``,
-        online, under the project's lock). Raises :class:`UnsupportedEnvironment` when no JDK here
+        online, under the environment's lock). Raises :class:`UnsupportedEnvironment` when no JDK here
         fits, :class:`HarnessError` when the setup fails (with its log's tail)."""
         spec = official.specs(row.repo, row.version)
         if spec is None:
@@ -312,7 +312,9 @@ class JavaBuild:
         )
         if (folder / "environment.json").is_file():
             return environment
-        with file_lock(self.root / "locks" / f"{lock_name(row.repo)}.lock"):
+        # one setup per environment; setups of one project may run side by side: each writes a
+        # private head, and the merge into the shared repository renames whole files
+        with file_lock(folder.with_name(folder.name + ".lock")):
             if (folder / "environment.json").is_file():
                 return environment
             self.progress(f"[swebench-java] {row.instance_id}: setup at {row.base_commit[:10]} (online)")
@@ -439,10 +441,10 @@ class JavaBuild:
         return again
 
     def warm_tests(self, row: JavaRow, source: Path, environment: JavaEnvironment) -> None:
-        """The row's eval script with gold's patch, online, under the project's lock: what SWE-bench's
+        """The row's eval script with gold's patch, online, under the environment's lock: what SWE-bench's
         test phase (which has the network) downloads, such as Surefire's JUnit provider, lands in the
         shared repository. Once per environment."""
-        with file_lock(self.root / "locks" / f"{lock_name(row.repo)}.lock"):
+        with file_lock(environment.folder.with_name(environment.folder.name + ".lock")):
             record = _read_json(environment.folder / "environment.json")
             if record.get("tests_warmed"):
                 return
