@@ -1,4 +1,5 @@
-"""SWE-bench Multilingual rows: loading, language, selection by repository and language."""
+"""SWE-bench Multilingual rows: loading, language, selection by repository and language, the
+files a prediction may not change, where a row runs and the coverage table."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from typing import Any
 
 import pytest
 
+from pytest_tebench.benchmarks.swebench import coverage
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
 from pytest_tebench.benchmarks.swebench.multilingual import rows
+from pytest_tebench.benchmarks.swebench.multilingual import runner_files
+from pytest_tebench.benchmarks.swebench.multilingual import where
 from pytest_tebench.instance.datasets import RawRecord
 
 pytest.importorskip("swebench")
@@ -131,3 +135,89 @@ def test_select_multilingual_items_by_repository_and_by_language(pytester: pytes
 
 def _collected(lines: list[str]) -> list[str]:
     return [line.rsplit("::", 1)[-1] for line in lines if "::" in line]
+
+
+def _diff(*paths: str, mode: str = "") -> str:
+    header = f"new file mode {mode}\n" if mode else ""
+    return "".join(
+        f"diff --git a/{p} b/{p}\n{header}--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-a\n+b\n" for p in paths
+    )
+
+
+@pytest.mark.parametrize(
+    ("language", "path", "rule"),
+    [
+        ("java", "gson/src/test/java/XTest.java", "test-patch"),
+        ("java", ".mvn/maven.config", "runner-config"),
+        ("java", "gson/src/test/resources/junit-platform.properties", "runner-config"),
+        ("java", "core/src/test/resources/META-INF/services/org.junit.platform.launcher.TestExecutionListener",
+         "runner-config"),
+        ("java", "buildScripts/tests.ant.xml", "runner-config"),
+        ("java", "build.gradle", "runner-config"),
+        ("rust", ".cargo/config.toml", "runner-config"),
+        ("javascript", "karma.conf.js", "runner-config"),
+        ("javascript", "packages/x/jest.config.js", "runner-config"),
+        ("php", "phpunit.xml.dist", "runner-config"),
+        ("ruby", ".rspec", "runner-config"),
+        ("c", "tests/test_helper.tcl", "runner-config"),
+        ("cpp", "test/gtest/gtest.h", "runner-config"),
+        # what a fix may need is the prediction's: dependencies, build files gold patches change
+        ("java", "pom.xml", None), ("rust", "Cargo.toml", None), ("go", "go.mod", None),
+        ("javascript", "package.json", None), ("c", "Makefile", None),
+        ("java", "gson/src/main/java/com/google/gson/Gson.java", None),
+    ],
+)  # fmt: skip
+def test_multilingual_predictions_may_not_touch_the_rows_tests_nor_the_runners_files(
+    language: str, path: str, rule: str | None
+) -> None:
+    found = runner_files.refusals(_diff(path), _diff("gson/src/test/java/XTest.java"), language)
+    assert [(r.path, r.rule) for r in found] == ([] if rule is None else [(path, rule)])
+
+
+def test_links_and_submodules_are_refused_in_every_language() -> None:
+    found = runner_files.refusals(_diff("src/lib.c", mode="120000"), "", "c")
+    assert [(r.path, r.rule) for r in found] == [("src/lib.c", "link")]
+
+
+def test_where_a_multilingual_row_runs_and_the_build_hook() -> None:
+    assert where.decide("projectlombok/lombok", "java", "build") == where.Decision(
+        "unsupported", "projectlombok/lombok (java): " + where.NOT_BUILT_BECAUSE["projectlombok/lombok"]
+    )
+    official = where.decide("apache/druid", "java", "auto")
+    assert official.where == "official" and "org.hyperic:sigar" in str(official.reason)
+    assert "no build mode for go rows of x/y" in str(where.decide("x/y", "go", "official").reason)
+
+    class Builder:
+        def prepare(self, instance: Any, context: Any) -> Any:
+            return None
+
+        def run(self, payload: Any, built: Any, patch: str, context: Any) -> Any:
+            return None
+
+    assert where.decide("x/java", "java", "build").where == "unsupported"
+    where.register_builder("x/java", Builder())
+    try:
+        assert where.decide("x/java", "java", "auto") == where.Decision("build", None)
+        assert where.decide("x/java", "java", "build") == where.Decision("build", None)
+        assert where.decide("x/java", "java", "official") == where.Decision("official", None)
+    finally:
+        del where.BUILDERS["x/java"]
+
+
+def test_coverage_lists_multilingual_rows_by_repository_and_language_with_reasons() -> None:
+    lite = {**LITE, "environment_setup_commit": SHA}
+    entries = coverage.coverage([GSON, JQ, lite], "build")
+    assert [(e.repo, e.language, e.where) for e in entries] == [
+        ("google/gson", "java", "build"), ("jqlang/jq", "c", "unsupported"),
+        ("psf/requests", None, "build"),
+    ]  # fmt: skip
+    text = coverage.table(entries)
+    assert (
+        "| google/gson | java | 1 | 1 | 0 | 0 |" in text
+        and "| psf/requests | python | 1 | 1 | 0 | 0 |" in text
+    )
+    assert "| java | 1 | 1 | 0 | 0 |" in text
+    assert "- 1: jqlang/jq (c): the repository and its Git submodules come from GitHub" in text
+    official = coverage.as_json(coverage.coverage([GSON], "official"), "official")
+    assert official["languages"] == {"java": {"build": 0, "official": 1, "unsupported": 0}}
+    assert official["entries"][0]["image"] == GSON["image"]

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from pytest_tebench.benchmarks.swebench.multilingual import build_decision
 from pytest_tebench.benchmarks.swebench.multilingual import java_build
+from pytest_tebench.benchmarks.swebench.multilingual import where
 from pytest_tebench.benchmarks.swebench.multilingual.java_build import JavaBuild
 from pytest_tebench.benchmarks.swebench.multilingual.java_build import JavaRow
+from pytest_tebench.benchmarks.swebench.official_images import Decision
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.run.executor import BuildStep
@@ -167,38 +168,19 @@ def test_downloads_go_to_the_shared_repository_and_installed_artifacts_never(tmp
 # --------------------------------------------------------------------------- where rows run
 
 
-@pytest.mark.parametrize(
-    ("repo", "version", "language", "parser", "needle"),
-    [
-        ("projectlombok/lombok", "3602", "java", "parse_log_ant", "projectlombok.org"),
-        ("apache/druid", "15402", "java", "parse_log_maven", "org.hyperic:sigar"),
-        ("apache/lucene", "13494", "java", "parse_log_gradle_custom", "services.gradle.org"),
-        ("reactivex/rxjava", "7597", "java", "parse_log_gradle_custom", "services.gradle.org"),
-        ("tokio-rs/tokio", "7139", "rust", "parse_log_cargo", "crates.io"),
-        ("gin-gonic/gin", "4003", "go", "parse_log_gotest", "proxy.golang.org"),
-        ("redis/redis", "13115", "c", "parse_log_redis", "no environment recipe"),
-    ],
-)
-def test_rows_not_built_here_say_why(
-    repo: str, version: str, language: str, parser: str, needle: str
-) -> None:
-    built = build_decision.decide(repo, version, language, "build", log_parser=parser)
-    assert built.where == "unsupported" and needle in str(built.reason)
-    auto = build_decision.decide(repo, version, language, "auto", log_parser=parser)
-    assert auto.where == "official" and auto.reason == built.reason
-    no_image = build_decision.decide(repo, version, language, "auto", log_parser=parser, has_image=False)
-    assert no_image.where == "unsupported" and str(no_image.reason).endswith(
-        "the row names no official image"
-    )
+@pytest.mark.parametrize("repo", ["google/gson", "javaparser/javaparser", "pytest-tebench/jcalc"])
+def test_the_java_maven_rows_are_built_here_by_the_registered_builder(repo: str) -> None:
+    from pytest_tebench.benchmarks.swebench.multilingual import built
 
-
-@pytest.mark.parametrize(("repo", "version"), [("google/gson", "2311"), ("javaparser/javaparser", "4538")])
-def test_the_java_maven_rows_are_built_here(repo: str, version: str) -> None:
     for mode in ("build", "auto"):
-        assert build_decision.decide(repo, version, "java", mode) == build_decision.Decision("build", None)
-    assert build_decision.decide(repo, version, "java", "official").where == "official"
-    unknown = build_decision.decide(repo, "0.0", "java", "build")
-    assert unknown.where == "unsupported" and "no specification" in str(unknown.reason)
+        assert where.decide(repo, "java", mode) == Decision("build", None)
+    assert where.decide(repo, "java", "official").where == "official"
+    assert where.BUILDERS[repo] is built.BUILDER
+
+
+def test_druid_is_not_built_here_for_want_of_sigar() -> None:
+    decision = where.decide("apache/druid", "java", "build")
+    assert decision.where == "unsupported" and "org.hyperic:sigar" in str(decision.reason)
 
 
 # --------------------------------------------------------------------------- the JDK

@@ -40,6 +40,8 @@ from pytest_tebench.benchmarks.swebench.build_failures import current_run_id
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
 from pytest_tebench.benchmarks.swebench.multilingual import built as multilingual_built
 from pytest_tebench.benchmarks.swebench.multilingual import rows as multilingual_rows
+from pytest_tebench.benchmarks.swebench.multilingual.official_run import MultilingualPrepared
+from pytest_tebench.benchmarks.swebench.multilingual.official_run import MultilingualRuns
 from pytest_tebench.benchmarks.swebench.records import grade_into
 from pytest_tebench.benchmarks.swebench.records import guard_properties
 from pytest_tebench.benchmarks.swebench.records import guarded_record
@@ -68,14 +70,6 @@ class SwebenchPrepared:
     timings: dict[str, float]
     #: The commit the spec's install ran at: ``environment_setup_commit``, or ``base_commit`` (a layer).
     install_commit: str
-
-    @property
-    def python(self) -> str:
-        return self.plan.python
-
-    @property
-    def suite(self) -> str | None:
-        return self.plan.suite
 
 
 def _stderr(line: str) -> None:
@@ -151,8 +145,10 @@ class SwebenchAdapter:
         self._official = official_eval.OfficialImages(
             self.executor, timeout=timeout, network=network, version=OFFICIAL_VERSION
         )
-        #: Multilingual rows built here (Java Maven: google/gson, javaparser/javaparser).
-        self._built = multilingual_built.BuiltRows(
+        #: SWE-bench Multilingual rows: their eval script in their image, or a registered builder.
+        self._multilingual = MultilingualRuns(self.executor, timeout=timeout, network=network, images=images)
+        # the Java Maven rows' builder works with this adapter's executor and Maven options
+        multilingual_built.BUILDER.configure(
             self.executor, values=self.executor_values, timeout=timeout, progress=progress
         )
 
@@ -211,20 +207,16 @@ class SwebenchAdapter:
 
     def prepare(
         self, instance: BenchmarkInstance, context: EvalContext
-    ) -> SwebenchPrepared | official_eval.OfficialPrepared | multilingual_built.BuiltPrepared:
+    ) -> SwebenchPrepared | official_eval.OfficialPrepared | MultilingualPrepared:
         payload: SwebenchInstance = instance.payload
         started = time.perf_counter()
+        if multilingual_rows.is_multilingual(payload):
+            return self._multilingual.prepare(instance, context, started)
         register_demo()
         spec = official.specs(payload.repo, payload.version)
         decision = official_eval.decide(payload, self.images)
         if decision.where == "unsupported":
             raise UnsupportedEnvironment(str(decision.reason))
-        if isinstance(payload, multilingual_rows.MultilingualInstance):
-            if decision.where == "build":
-                return self._built.prepare(payload, context, started)
-            raise UnsupportedEnvironment(
-                f"{decision.reason}; and official images of Multilingual rows are not run yet"
-            )
         if decision.where == "official":
             return self._official.prepare(payload, spec or {}, decision.reason, context, started)
         source = context.repos.locate(payload.repo, [payload.base_commit, payload.environment_setup_commit])
@@ -299,16 +291,27 @@ class SwebenchAdapter:
     ) -> dict[str, Any]:
         if isinstance(prepared, official_eval.OfficialPrepared):
             return self._evaluate_official(instance, prepared, prediction, context)
-        # built here: a Python environment image, or a Multilingual row's Java build (.multilingual.built)
-        assert isinstance(prepared, SwebenchPrepared | multilingual_built.BuiltPrepared)
+        if isinstance(prepared, MultilingualPrepared):
+            return self._multilingual.evaluate(
+                instance, prepared, prediction, context,
+                started=lambda timings, image: self._started(
+                    instance, prediction, timings, image=image, python="", suite=None,
+                    install_commit=instance.payload.base_commit,
+                    environment="official" if prepared.built is None else "build",
+                ),
+                graded=lambda record, run: self._graded(
+                    record, instance, prepared, prediction, run=run, context=context
+                ),
+            )  # fmt: skip
+        assert isinstance(prepared, SwebenchPrepared)
         payload: SwebenchInstance = instance.payload
         record, block = self._started(
             instance,
             prediction,
             prepared.timings,
             image=prepared.image,
-            python=prepared.python,
-            suite=prepared.suite,
+            python=prepared.plan.python,
+            suite=prepared.plan.suite,
             install_commit=prepared.install_commit,
             environment="build",
         )
@@ -355,7 +358,7 @@ class SwebenchAdapter:
         self,
         record: dict[str, Any],
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared | official_eval.OfficialPrepared | multilingual_built.BuiltPrepared,
+        prepared: SwebenchPrepared | official_eval.OfficialPrepared | MultilingualPrepared,
         prediction: Prediction,
         *,
         run: patch_run.PatchRun,
@@ -378,16 +381,13 @@ class SwebenchAdapter:
     def _run_patch(
         self,
         payload: SwebenchInstance,
-        prepared: SwebenchPrepared | multilingual_built.BuiltPrepared,
+        prepared: SwebenchPrepared,
         patch: str,
         context: EvalContext,
         *,
         keep: bool = False,
     ) -> patch_run.PatchRun:
-        """``patch`` through SWE-bench's steps in ``prepared``'s environment (:mod:`.patch_run`), or
-        a Multilingual row's eval script in its Java build (:mod:`.multilingual.built`)."""
-        if isinstance(prepared, multilingual_built.BuiltPrepared):
-            return self._built.run(prepared, patch, context, keep=keep)
+        """``patch`` through SWE-bench's steps in ``prepared``'s environment (:mod:`.patch_run`)."""
         return patch_run.run_patch(
             self.executor(context),
             payload,
@@ -405,7 +405,7 @@ class SwebenchAdapter:
     def _judge_guard(
         self,
         instance: BenchmarkInstance,
-        prepared: SwebenchPrepared | official_eval.OfficialPrepared | multilingual_built.BuiltPrepared,
+        prepared: SwebenchPrepared | official_eval.OfficialPrepared | MultilingualPrepared,
         prediction: Prediction,
         run: patch_run.PatchRun,
         *,
@@ -444,6 +444,8 @@ class SwebenchAdapter:
         def run_gold() -> patch_run.PatchRun:
             if isinstance(prepared, official_eval.OfficialPrepared):
                 return self._official.run(payload, prepared, payload.patch, context, gold=True)
+            # a Multilingual run is never guarded: it does not come here
+            assert isinstance(prepared, SwebenchPrepared)
             return self._run_patch(payload, prepared, payload.patch, context)
 
         baseline, block["baseline"] = baselines.guard_baseline(store, context.cache_dir, payload, run_gold)

@@ -8,6 +8,10 @@ repositories (``--repos``), an instance to build is also checked as an offline r
 that need the internet (:func:`.network.offline_reason`, read from the repository at
 ``base_commit``) make it ``unsupported`` with the run's reason. What only a run can see is not
 here: a build that fails, an official image that no registry gives.
+
+A SWE-bench Multilingual row (:mod:`.multilingual.rows`) is decided by its repository
+(:func:`.multilingual.where.decide`: built where a builder is registered, else its official image,
+with why it is not built here) and listed with its language.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from typing import Any
 from pytest_tebench.benchmarks.swebench import network
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_images
+from pytest_tebench.benchmarks.swebench.multilingual import rows as multilingual_rows
+from pytest_tebench.benchmarks.swebench.multilingual import where as multilingual_where
 from pytest_tebench.errors import HarnessError
 
 #: ``locate(repo, commits)`` -> a git directory holding them (:meth:`RepositoryStore.locate`).
@@ -43,6 +49,8 @@ class Entry:
     image: str | None
     #: Whether its tests were read for internet use (a ``build`` entry, with its repository found).
     tests_checked: bool = False
+    #: A Multilingual row's language (None for a Python row).
+    language: str | None = None
 
 
 def coverage(
@@ -53,6 +61,15 @@ def coverage(
     entries: list[Entry] = []
     for row in rows:
         repo, version = str(row["repo"]), str(row["version"])
+        parser = row.get("log_parser")
+        language = multilingual_rows.row_language(repo, parser if isinstance(parser, str) else None)
+        if language is not None:
+            decision = multilingual_where.decide(repo, language, mode)
+            named = str(row.get("image") or "") or official_images.image_name(str(row["instance_id"]))
+            where, reason = decision.where, decision.reason
+            entries.append(Entry(str(row["instance_id"]), repo, version, where, reason,
+                                 named if where == "official" else None, language=language))  # fmt: skip
+            continue
         decision = official_images.decide(repo, version, official.specs(repo, version), mode)
         image = official_images.image_name(str(row["instance_id"])) if decision.where == "official" else None
         entry = Entry(str(row["instance_id"]), repo, version, decision.where, decision.reason, image)
@@ -84,9 +101,19 @@ def by_repository(entries: Sequence[Entry]) -> dict[str, dict[str, int]]:
     return table
 
 
+def by_language(entries: Sequence[Entry]) -> dict[str, dict[str, int]]:
+    """``{language: {"build": n, "official": n, "unsupported": n}}`` of the Multilingual rows."""
+    table: dict[str, dict[str, int]] = {}
+    for entry in sorted(entries, key=lambda e: e.language or ""):
+        if entry.language is not None:
+            table.setdefault(entry.language, dict.fromkeys(WHERE, 0))[entry.where] += 1
+    return table
+
+
 def reasons(entries: Sequence[Entry]) -> list[tuple[str, int]]:
     """Why instances are not built here, most frequent first (the Python version, a download...)."""
-    counted = Counter(_short(e.reason) for e in entries if e.reason is not None)
+    # a Multilingual row's reason names its repository and language already: kept whole
+    counted = Counter(e.reason if e.language else _short(e.reason) for e in entries if e.reason is not None)
     return sorted(counted.items(), key=lambda item: (-item[1], item[0]))
 
 
@@ -111,28 +138,43 @@ def as_json(entries: Sequence[Entry], mode: str) -> dict[str, Any]:
         "instances": len(entries),
         "totals": totals,
         "repositories": by_repository(entries),
+        "languages": by_language(entries),
         "reasons": dict(reasons(entries)),
         "tests_checked": sum(e.tests_checked for e in entries),
         "entries": [
             {"instance_id": e.instance_id, "repo": e.repo, "version": e.version, "where": e.where,
-             "reason": e.reason, "image": e.image, "tests_checked": e.tests_checked}
+             "reason": e.reason, "image": e.image, "tests_checked": e.tests_checked,
+             "language": e.language}
             for e in entries
         ],
     }  # fmt: skip
 
 
 def table(entries: Sequence[Entry]) -> str:
-    """A Markdown table per repository, a total row, then the reasons."""
-    lines = ["| repository | instances | build | official | unsupported |", "|---|---|---|---|---|"]
+    """A Markdown table per repository (with its language, for Multilingual rows), a total row, a
+    table per language when there are Multilingual rows, then the reasons."""
+    languages = {e.repo: e.language for e in entries if e.language is not None}
+    head = "| repository | language " if languages else "| repository "
+    lines = [
+        head + "| instances | build | official | unsupported |",
+        "|---" * (6 if languages else 5) + "|",
+    ]
     totals = dict.fromkeys(WHERE, 0)
     for repo, counts in by_repository(entries).items():
-        cells = [repo, sum(counts.values()), *(counts[key] for key in WHERE)]
+        first = [repo, languages.get(repo) or "python"] if languages else [repo]
+        cells = [*first, sum(counts.values()), *(counts[key] for key in WHERE)]
         lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
         for key in WHERE:
             totals[key] += counts[key]
     lines.append(
-        f"| **all** | {len(entries)} | {totals['build']} | {totals['official']} | {totals['unsupported']} |"
+        f"| **all** |{' |' if languages else ''} {len(entries)} | {totals['build']} | {totals['official']} "
+        f"| {totals['unsupported']} |"
     )
+    if languages:
+        lines += ["", "| language | instances | build | official | unsupported |", "|---|---|---|---|---|"]
+        for language, counts in by_language(entries).items():
+            cells = [language, sum(counts.values()), *(counts[key] for key in WHERE)]
+            lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
     why = reasons(entries)
     if why:
         lines += ["", "Not built here:", *(f"- {count}: {reason}" for reason, count in why)]

@@ -25,7 +25,7 @@ from pytest_tebench.benchmarks.swebench import official_images
 from pytest_tebench.benchmarks.swebench import official_refusal
 from pytest_tebench.benchmarks.swebench import set_aside
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
-from pytest_tebench.benchmarks.swebench.multilingual import build_decision
+from pytest_tebench.benchmarks.swebench.multilingual import where
 from pytest_tebench.benchmarks.swebench.multilingual.rows import MultilingualInstance
 from pytest_tebench.benchmarks.swebench.patch_run import PatchRun
 from pytest_tebench.benchmarks.swebench.records import guarded_record
@@ -51,14 +51,10 @@ class OfficialPrepared:
 
 
 def decide(payload: SwebenchInstance, images: str) -> official_images.Decision:
-    """Where ``payload`` runs in ``images`` mode (``build``, ``official`` or ``auto``); a Multilingual
-    row as :func:`.multilingual.build_decision.decide` says."""
-    register_demo()
+    """Where ``payload`` runs in ``images`` mode (``build``, ``official`` or ``auto``)."""
     if isinstance(payload, MultilingualInstance):
-        has_image = bool(payload.image)
-        return build_decision.decide(
-            payload.repo, payload.version, payload.language, images, has_image=has_image
-        )
+        return where.decide(payload.repo, payload.language, images)
+    register_demo()
     spec = official.specs(payload.repo, payload.version)
     return official_images.decide(payload.repo, payload.version, spec, images)
 

@@ -343,7 +343,7 @@ def run(
         committed: list[str] = []
 
         def inspect(container: Any) -> None:
-            if _read(scratch / APPLIED_NAME) == "":
+            if read_left_file(scratch / APPLIED_NAME) == "":
                 return  # the patch did not apply: nothing of it ran
             changes.extend(official_install.engine_changes(container, tree=TESTBED, mounts=_MOUNT_POINTS))
             findings.extend(judge(changes) if judge is not None else ())
@@ -370,8 +370,11 @@ def run(
         result = executor.run(
             scratch, step, maven_repo=scratch / ".unused", overrides=sandbox_overrides(), inspect=inspect
         )
-        method = _read(scratch / APPLIED_NAME) or None
-        apply_log, install_log = _read(scratch / APPLY_LOG_NAME), _read(scratch / INSTALL_LOG_NAME)
+        method = read_left_file(scratch / APPLIED_NAME) or None
+        apply_log, install_log = (
+            read_left_file(scratch / APPLY_LOG_NAME),
+            read_left_file(scratch / INSTALL_LOG_NAME),
+        )
         if not committed:
             return OfficialRun(method, apply_log, "", result, tuple(changes), tuple(findings), install_log)
         try:
@@ -393,7 +396,7 @@ def run(
         finally:
             _remove_image(executor.client, committed[0])
         return OfficialRun(
-            method, apply_log, _read(scratch / LOG_NAME), result, tuple(changes), (), install_log
+            method, apply_log, read_left_file(scratch / LOG_NAME), result, tuple(changes), (), install_log
         )
 
 
@@ -457,7 +460,7 @@ def read_only_overrides(spec: Mapping[str, Any]) -> dict[str, Any]:
     return {"read_only": True, "mounts": [*spec.get("mounts", ()), *volumes]}
 
 
-def _read(path: Path) -> str:
+def read_left_file(path: Path) -> str:
     """A file the container left in the mount ("" when absent; never through a link it planted)."""
     if path.is_symlink() or not path.is_file():
         return ""

@@ -1,14 +1,19 @@
-"""Multilingual rows built here, for the adapter: prepare an instance's environment, run a patch.
+"""The build-mode builder of Multilingual's Java Maven rows, registered in :mod:`.where`.
 
-The adapter asks :func:`.build_decision.decide` (through ``official_eval.decide``) where a row runs;
-for a row built here, :meth:`BuiltRows.prepare` finds the repository and makes the instance's Java
-environment (:mod:`.java_build`), and :meth:`BuiltRows.run` runs one patch through the row's
-``eval_script`` in it. The result is a :class:`~pytest_tebench.benchmarks.swebench.patch_run.PatchRun`,
-graded by the adapter as every SWE-bench run is (the row's ``log_parser`` and ``eval_type``).
+google/gson and javaparser/javaparser (and the embedded demo's jcalc) build with nothing but Debian's
+JDKs and Maven Central: :class:`JavaMavenBuilder` prepares an instance's environment and runs one
+patch through the row's ``eval_script`` in it (:mod:`.java_build`). The adapter's Multilingual steps
+(:mod:`.official_run`) do the rest as for a row in its official image: the runner-file refusals
+first, the record, the grading by the row's ``log_parser`` and ``eval_type``.
+
+The builder is registered when :mod:`.where` first decides (so ``tebench swebench coverage`` sees it
+too) and configured by the adapter of the process (:meth:`JavaMavenBuilder.configure`: its Docker
+executor, the run's Maven options, the tests' limit).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -16,18 +21,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
+from pytest_tebench.benchmarks.swebench.multilingual import where
 from pytest_tebench.benchmarks.swebench.multilingual.java_build import JavaBuild
 from pytest_tebench.benchmarks.swebench.multilingual.java_build import JavaEnvironment
 from pytest_tebench.benchmarks.swebench.multilingual.java_build import JavaRow
 from pytest_tebench.benchmarks.swebench.multilingual.rows import MultilingualInstance
 from pytest_tebench.benchmarks.swebench.patch_run import PatchRun
+from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven.settings import MavenSettings
 
-#: The guard block's reason for these runs: the eval script runs Maven, where no guard plugin loads.
-NO_GUARD = "a Maven test run (the row's eval_script): no in-process guard"
+#: The repositories whose rows this builder builds: the dataset's Java Maven rows whose build needs
+#: only Maven Central (apache/druid needs org.hyperic:sigar, which it lacks), and the demo's.
+REPOSITORIES = ("google/gson", "javaparser/javaparser", "pytest-tebench/jcalc")
 
 
 @dataclass
@@ -37,25 +46,11 @@ class BuiltPrepared:
     source: Path
     row: JavaRow
     environment: JavaEnvironment
-    timings: dict[str, float]
-
-    # the record's ``swebench`` fields, as a Python environment's have them: no Python, no suite
-    @property
-    def python(self) -> str:
-        return ""
-
-    @property
-    def suite(self) -> str | None:
-        return None
 
     @property
     def image(self) -> str:
-        """The image is TEBench's Java image; the record names the JDK that ran in it."""
+        """TEBench's Java image runs it; the record names the JDK that ran in it."""
         return f"java{self.environment.java_version}"
-
-    @property
-    def install_commit(self) -> str:
-        return self.row.base_commit
 
 
 def java_row(payload: MultilingualInstance) -> JavaRow:
@@ -69,12 +64,21 @@ def java_row(payload: MultilingualInstance) -> JavaRow:
     )
 
 
-class BuiltRows:
-    """The build-mode steps of one adapter: its Docker executor (``executor``, made on first use),
-    the run's option values (the Maven repository, ``--tebench-jdk``, the warm-up limit), the tests'
-    ``timeout`` and where progress goes."""
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
-    def __init__(
+
+class JavaMavenBuilder:
+    """:class:`.where.Builder` of the Java Maven rows (one per process, configured by its adapter)."""
+
+    def __init__(self) -> None:
+        self.executor: Callable[[EvalContext], Executor] | None = None
+        self.values: dict[str, Any] = {}
+        self.timeout = 1800.0
+        self.progress: Callable[[str], None] = _stderr
+        self._builds: dict[Path, JavaBuild] = {}
+
+    def configure(
         self,
         executor: Callable[[EvalContext], Executor],
         *,
@@ -82,13 +86,17 @@ class BuiltRows:
         timeout: float,
         progress: Callable[[str], None],
     ) -> None:
+        """The adapter's Docker executor (made on first use), the run's option values (the Maven
+        repository, ``--tebench-jdk``, the warm-up limit), the tests' limit, where progress goes."""
         self.executor = executor
         self.values = dict(values)
         self.timeout = timeout
         self.progress = progress
-        self._builds: dict[Path, JavaBuild] = {}
+        self._builds.clear()
 
     def _build(self, context: EvalContext) -> JavaBuild:
+        if self.executor is None:
+            raise HarnessError("the Java Maven builder was not configured by a SWE-bench adapter")
         if context.cache_dir not in self._builds:
             self._builds[context.cache_dir] = JavaBuild(
                 self.executor(context),
@@ -99,29 +107,27 @@ class BuiltRows:
             )
         return self._builds[context.cache_dir]
 
-    def prepare(self, payload: MultilingualInstance, context: EvalContext, started: float) -> BuiltPrepared:
+    def prepare(self, instance: BenchmarkInstance, context: EvalContext) -> BuiltPrepared:
         """The instance's environment, made once (its setup runs online on a trusted tree)."""
-        if payload.language != "java":
-            raise UnsupportedEnvironment(f"no build recipe for {payload.language} rows here")
+        payload: MultilingualInstance = instance.payload
         if not payload.eval_script.strip():
             raise UnsupportedEnvironment(f"{payload.instance_id} has no eval_script: nothing to run here")
         source = context.repos.locate(payload.repo, [payload.base_commit])
-        located = time.perf_counter()
         row = java_row(payload)
-        environment = self._build(context).ensure_environment(row, source)
-        return BuiltPrepared(
-            source,
-            row,
-            environment,
-            {"repository": located - started, "environment": time.perf_counter() - located},
-        )
+        return BuiltPrepared(source, row, self._build(context).ensure_environment(row, source))
 
-    def run(
-        self, prepared: BuiltPrepared, patch: str, context: EvalContext, *, keep: bool = False
-    ) -> PatchRun:
-        """``patch`` through the row's eval script in ``prepared``'s environment."""
+    def run(self, payload: MultilingualInstance, built: Any, patch: str, context: EvalContext) -> PatchRun:
+        """``patch`` through the row's eval script in ``built``'s environment."""
+        assert isinstance(built, BuiltPrepared)
+        started = time.perf_counter()
         run = self._build(context).run_prediction(
-            prepared.row, prepared.source, prepared.environment, patch, keep=keep
+            built.row, built.source, built.environment, patch, keep=context.keep_workspaces
         )
-        run.guard_reason = NO_GUARD
+        run.timings.setdefault("tests", time.perf_counter() - started)
         return run
+
+
+#: The one builder of this process.
+BUILDER = JavaMavenBuilder()
+for _repo in REPOSITORIES:
+    where.register_builder(_repo, BUILDER)
