@@ -302,3 +302,40 @@ def test_gold_that_does_not_apply_is_a_harness_error_not_a_warm_up(tmp_path: Pat
     row = JavaRow("google__gson-1", "google/gson", "2311", base, "not a patch\n", EVAL_SCRIPT)
     with pytest.raises(HarnessError, match="gold's patch of google__gson-1 does not apply"):
         build.run_prediction(row, source, _environment(tmp_path, build), FIX)
+
+
+def test_a_built_row_is_refused_before_its_builder_runs_and_keeps_the_builders_run() -> None:
+    from pytest_tebench.benchmarks.swebench.multilingual.official_run import MultilingualPrepared
+    from pytest_tebench.benchmarks.swebench.multilingual.official_run import MultilingualRuns
+    from pytest_tebench.benchmarks.swebench.multilingual.rows import MultilingualInstance
+    from pytest_tebench.benchmarks.swebench.patch_run import PatchRun
+
+    calls: list[str] = []
+
+    class Builder:
+        def prepare(self, instance: Any, context: Any) -> Any:
+            return "env"
+
+        def run(self, payload: Any, built: Any, patch: str, context: Any) -> PatchRun:
+            calls.append(built)
+            return PatchRun(apply_method="git apply --verbose", log=PASSING, timings={"tests": 2.0})
+
+    test_patch = "--- a/src/test/java/CalcTest.java\n+++ b/src/test/java/CalcTest.java\n@@ -1 +1 @@\n-a\n+b\n"
+    payload = MultilingualInstance(
+        instance_id="x__built-1", repo="x/built", version="1", base_commit="0" * 40,
+        environment_setup_commit="0" * 40, patch=FIX, test_patch=test_patch, fail_to_pass=("CalcTest",),
+        pass_to_pass=(), log_parser="parse_log_maven", language="java", eval_script=EVAL_SCRIPT,
+    )  # fmt: skip
+    where.register_builder("x/built", Builder())
+    try:
+        runs = MultilingualRuns(lambda context: None, timeout=10, network=False, images="build")  # type: ignore[arg-type,return-value]
+        prepared = MultilingualPrepared("java11", {}, None, "java", built="env")
+        wrapper = "--- a/mvnw\n+++ b/mvnw\n@@ -1 +1 @@\n-exec mvn\n+echo BUILD SUCCESS\n"
+        refused = runs.run(payload, prepared, wrapper, None)  # type: ignore[arg-type]
+        assert refused.refusals and calls == []
+        run = runs.run(payload, prepared, FIX, None)  # type: ignore[arg-type]
+    finally:
+        del where.BUILDERS["x/built"]
+    assert calls == ["env"] and run.log == PASSING and run.refusals == []
+    assert run.test_command.startswith("(mvnd test -B -T 1C -pl gson")
+    assert "java" in str(run.guard_reason) and set(run.timings) >= {"refusal_check", "tests"}
