@@ -210,9 +210,10 @@ class SwebenchAdapter:
     ) -> SwebenchPrepared | official_eval.OfficialPrepared | MultilingualPrepared:
         payload: SwebenchInstance = instance.payload
         started = time.perf_counter()
+        # the demos' repositories (a Python one, a Java one) are known before anything is decided
+        register_demo()
         if multilingual_rows.is_multilingual(payload):
             return self._multilingual.prepare(instance, context, started)
-        register_demo()
         spec = official.specs(payload.repo, payload.version)
         decision = official_eval.decide(payload, self.images)
         if decision.where == "unsupported":
