@@ -3,13 +3,17 @@ files a prediction may not change, where a row runs and the coverage table."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.swebench import coverage
 from pytest_tebench.benchmarks.swebench.adapter import SwebenchAdapter
+from pytest_tebench.benchmarks.swebench.multilingual import official_run
 from pytest_tebench.benchmarks.swebench.multilingual import rows
 from pytest_tebench.benchmarks.swebench.multilingual import runner_files
 from pytest_tebench.benchmarks.swebench.multilingual import where
@@ -221,3 +225,24 @@ def test_coverage_lists_multilingual_rows_by_repository_and_language_with_reason
     official = coverage.as_json(coverage.coverage([GSON], "official"), "official")
     assert official["languages"] == {"java": {"build": 0, "official": 1, "unsupported": 0}}
     assert official["entries"][0]["image"] == GSON["image"]
+
+
+def test_the_official_run_names_the_image_and_test_command_and_refuses_before_any_container(
+    tmp_path: Path,
+) -> None:
+    (gson,) = _load(
+        {**GSON, "eval_script": "set -x\n: '>>>>> Start Test Output'\n(mvnd test -Dtest=X) | cat\n"}
+    )
+    assert official_run.image_of(gson.payload) == GSON["image"]
+    assert official_run.image_of(dataclasses.replace(gson.payload, image="")) == GSON["image"]
+    assert official_run.test_command(gson.payload.eval_script) == "(mvnd test -Dtest=X) | cat"
+
+    def no_executor(context: Any) -> Any:
+        raise AssertionError("a refused prediction starts no container")
+
+    runs = official_run.MultilingualRuns(no_executor, timeout=60, network=False, images="official")
+    context = EvalContext(cache_dir=tmp_path, work_dir=tmp_path, repos=None)  # type: ignore[arg-type]
+    prepared = official_run.MultilingualPrepared(GSON["image"], {}, None, "java")
+    run = runs.run(gson.payload, prepared, _diff(".mvn/jvm.config"), context)
+    assert [(r.path, r.rule) for r in run.refusals] == [(".mvn/jvm.config", "runner-config")]
+    assert "tests" not in run.timings and run.guard_reason is not None and "java" in run.guard_reason
