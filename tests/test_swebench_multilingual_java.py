@@ -339,3 +339,13 @@ def test_a_built_row_is_refused_before_its_builder_runs_and_keeps_the_builders_r
     assert calls == ["env"] and run.log == PASSING and run.refusals == []
     assert run.test_command.startswith("(mvnd test -B -T 1C -pl gson")
     assert "java" in str(run.guard_reason) and set(run.timings) >= {"refusal_check", "tests"}
+
+
+def test_a_mirror_lacking_a_file_of_the_commit_is_a_harness_error_naming_it(tmp_path: Path) -> None:
+    source, base = _repository(tmp_path)
+    blob = subprocess.run(
+        ["git", "rev-parse", f"{base}:Calc.java"], cwd=source, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    (source / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # a snapshot without its largest files
+    with pytest.raises(HarnessError, match=f"lacks the content of {blob} .*incomplete clone"):
+        java_build.checkout(source, base, tmp_path / "tree")

@@ -59,6 +59,7 @@ from pytest_tebench.run.maven import jdk
 from pytest_tebench.run.maven import local_repo
 from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.settings import MavenSettings
+from pytest_tebench.workspace.gitcmd import GitError
 from pytest_tebench.workspace.gitcmd import git
 
 #: Bump when a change here changes what an environment holds (stored ones are then rebuilt).
@@ -84,6 +85,8 @@ _WRAPPER_URL = re.compile(
     r"/org/apache/maven/apache-maven/(?P<version>\d+(?:\.\d+){1,3})/apache-maven-[^/]+$"
 )
 _HEREDOC = re.compile(r"<<-?\s*'?\"?(?P<word>[A-Za-z0-9_]+)'?\"?")
+#: git's words for an object the source repository lacks (``unable to read sha1 file of <path> (<sha>)``).
+_UNREADABLE = re.compile(r"unable to read (?:sha1 file of )?(?P<what>\S+(?: \([0-9a-f]{40}\))?)")
 _TESTBED_PATH = re.compile(r"(?<![\w./-])/testbed(?![\w.-])")
 
 Progress = Callable[[str], None]
@@ -494,7 +497,17 @@ def checkout(source: Path, commit: str, target: Path) -> Path:
     first lines) prints the commit's own change, as in SWE-bench's full clone, not its whole tree."""
     target.mkdir(parents=True)
     git(target, "init", "--quiet")
-    git(target, "fetch", "--quiet", "--depth", "2", f"file://{source.resolve()}", commit)
+    try:
+        git(target, "fetch", "--quiet", "--depth", "2", f"file://{source.resolve()}", commit)
+    except GitError as exc:
+        # a snapshot without its largest files (fetch's mirrors): say which, as Workspace.create does
+        missing = _UNREADABLE.search(str(exc))
+        if missing is None:
+            raise
+        raise HarnessError(
+            f"the repository {source} lacks the content of {missing.group('what')} at {commit} "
+            "(an incomplete clone): give a complete clone with --tebench-repos"
+        ) from exc
     git(target, "checkout", "--quiet", "--detach", "FETCH_HEAD")
     return target
 
