@@ -36,10 +36,7 @@ def test_the_multilingual_demo_builds_java_rows_here_and_grades_gold_and_a_model
         block = record["swebench"]
         assert block["environment"] == "build" and block["image"] == "java17"
         assert block["log_parser"] == "parse_log_maven" and block["resolution"] == "RESOLVED_FULL"
-        assert record["guard"] == {
-            "active": False,
-            "reason": "a Maven test run (the row's eval_script): no in-process guard",
-        }
+        assert record["guard"]["active"] is False and "java runners" in record["guard"]["reason"]
 
     predictions = pytester.path / "demo-model.jsonl"
     predictions.write_bytes(demo.PREDICTIONS.read_bytes())
