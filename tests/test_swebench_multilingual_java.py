@@ -349,3 +349,18 @@ def test_a_mirror_lacking_a_file_of_the_commit_is_a_harness_error_naming_it(tmp_
     (source / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # a snapshot without its largest files
     with pytest.raises(HarnessError, match=f"lacks the content of {blob} .*incomplete clone"):
         java_build.checkout(source, base, tmp_path / "tree")
+
+
+def test_surefires_legacy_missing_provider_message_calls_for_a_warm_up() -> None:
+    from pytest_tebench.run.maven import log as mavenlog
+
+    # google__gson-2134, offline: Surefire 3.0.0-M7 resolves its JUnit provider the old way
+    recorded = """[INFO] BUILD FAILURE
+[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.0.0-M7:test (default-test) on project gson: Missing:
+[ERROR] ----------
+[ERROR] 1) org.apache.maven.surefire:surefire-junit4:jar:3.0.0-M7
+[ERROR] ----------
+[ERROR] 1 required artifact is missing.
+"""
+    assert mavenlog.missing_artifacts(recorded)
+    assert not mavenlog.missing_artifacts("[ERROR] Failed to execute goal ...: There are test failures.\n")
