@@ -162,9 +162,12 @@ class SwebenchAdapter:
         payload: SwebenchInstance = instance.payload
         # only items that run in an official image carry the mode: keys of built ones stay as they were
         where = official_eval.decide(payload, self.images).where
+        built_here = where == "build" and multilingual_rows.is_multilingual(payload)
         return json.dumps(
             {
                 **({"images": where, "official": OFFICIAL_VERSION} if where == "official" else {}),
+                # a Multilingual row built here: how its build runs (results of an older one are not reused)
+                **({"java_build": multilingual_built.RESULT_VERSION} if built_here else {}),
                 "row": dataclasses.asdict(payload),
                 "evaluation": EVALUATION_VERSION,
                 # a stored result is the guard's judgement too: another guard judges afresh
