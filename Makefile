@@ -1,6 +1,7 @@
 # Two entry points, each doing its own set-up (a virtual environment in .venv):
 #   make demo   evaluate the gold patches of the embedded demo benchmark
 #   make demo-swebench   evaluate the SWE-bench demo (pycalc) in Docker: gold and a model's predictions
+#   make demo-multilingual   evaluate the SWE-bench Multilingual demo (jcalc, Java Maven rows built here) in Docker
 #   make demo-swtbench   evaluate SWT-bench (test generation) on the pycalc rows in Docker: gold and hand-made predictions
 #   make demo-realcode   evaluate the RealCodeJava demo: 4 methods of textkit, 11 samples of a model (pass@k)
 #   make test   run the project's test suite (Maven and Docker tests included)
@@ -9,7 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: demo demo-swebench demo-swtbench demo-realcode test lint clean
+.PHONY: demo demo-swebench demo-multilingual demo-swtbench demo-realcode test lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +32,16 @@ demo-swebench: $(BIN)/.installed
 		--tebench-predictions=$(SWEBENCH_DEMO)/predictions/demo-model.jsonl \
 		--tebench-report=swebench-report.json --tebench-swebench-report=swebench-run-report.json \
 		--junitxml=swebench-junit.xml
+
+MULTILINGUAL_DEMO := pytest_tebench/demo/multilingual
+demo-multilingual: $(BIN)/.installed
+	-@scripts/ensure-docker
+	@# gold resolves both rows (the run passes); the model's wrong fix of jcalc-1 fails by design
+	$(BIN)/pytest -p no:cacheprovider --tebench-benchmark=swebench --tebench-dataset=$(MULTILINGUAL_DEMO)/dataset.jsonl \
+		--tebench-swebench-images=build --tebench-predictions=gold
+	-$(BIN)/pytest -p no:cacheprovider --tebench-benchmark=swebench --tebench-dataset=$(MULTILINGUAL_DEMO)/dataset.jsonl \
+		--tebench-swebench-images=build --tebench-predictions=$(MULTILINGUAL_DEMO)/predictions/demo-model.jsonl \
+		--tebench-report=multilingual-report.json --junitxml=multilingual-junit.xml
 
 demo-swtbench: $(BIN)/.installed
 	-@scripts/ensure-docker

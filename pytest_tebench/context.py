@@ -111,10 +111,16 @@ def embedded_repositories() -> dict[str, Callable[[Path], Path]]:
     """Repositories shipped inside the package (the demo's), built on first use."""
     from pytest_tebench.demo import DEMO_REPO
     from pytest_tebench.demo import build_demo_mirror
+    from pytest_tebench.demo.multilingual import MULTILINGUAL_DEMO_REPO
+    from pytest_tebench.demo.multilingual import build_multilingual_demo_mirror
     from pytest_tebench.demo.swebench import SWEBENCH_DEMO_REPO
     from pytest_tebench.demo.swebench import build_swebench_demo_mirror
 
-    return {DEMO_REPO: build_demo_mirror, SWEBENCH_DEMO_REPO: build_swebench_demo_mirror}
+    return {
+        DEMO_REPO: build_demo_mirror,
+        SWEBENCH_DEMO_REPO: build_swebench_demo_mirror,
+        MULTILINGUAL_DEMO_REPO: build_multilingual_demo_mirror,
+    }
 
 
 def build_context(options: TebenchOptions, executor: Callable[[], Executor] | None = None) -> EvalContext:

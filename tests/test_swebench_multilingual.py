@@ -195,33 +195,34 @@ def test_where_a_multilingual_row_runs_and_the_build_hook() -> None:
         def prepare(self, instance: Any, context: Any) -> Any:
             return None
 
-        def evaluate(self, instance: Any, prepared: Any, prediction: Any, context: Any) -> dict[str, Any]:
-            return {}
+        def run(self, payload: Any, built: Any, patch: str, context: Any) -> Any:
+            return None
 
-    where.register_builder("google/gson", Builder())
+    assert where.decide("x/java", "java", "build").where == "unsupported"
+    where.register_builder("x/java", Builder())
     try:
-        assert where.decide("google/gson", "java", "auto") == where.Decision("build", None)
-        assert where.decide("google/gson", "java", "build") == where.Decision("build", None)
-        assert where.decide("google/gson", "java", "official") == where.Decision("official", None)
+        assert where.decide("x/java", "java", "auto") == where.Decision("build", None)
+        assert where.decide("x/java", "java", "build") == where.Decision("build", None)
+        assert where.decide("x/java", "java", "official") == where.Decision("official", None)
     finally:
-        del where.BUILDERS["google/gson"]
+        del where.BUILDERS["x/java"]
 
 
 def test_coverage_lists_multilingual_rows_by_repository_and_language_with_reasons() -> None:
     lite = {**LITE, "environment_setup_commit": SHA}
     entries = coverage.coverage([GSON, JQ, lite], "build")
     assert [(e.repo, e.language, e.where) for e in entries] == [
-        ("google/gson", "java", "unsupported"), ("jqlang/jq", "c", "unsupported"),
+        ("google/gson", "java", "build"), ("jqlang/jq", "c", "unsupported"),
         ("psf/requests", None, "build"),
     ]  # fmt: skip
     text = coverage.table(entries)
     assert (
-        "| google/gson | java | 1 | 0 | 0 | 1 |" in text
+        "| google/gson | java | 1 | 1 | 0 | 0 |" in text
         and "| psf/requests | python | 1 | 1 | 0 | 0 |" in text
     )
-    assert "| java | 1 | 0 | 0 | 1 |" in text
+    assert "| java | 1 | 1 | 0 | 0 |" in text
     assert "- 1: jqlang/jq (c): the repository and its Git submodules come from GitHub" in text
-    official = coverage.as_json(coverage.coverage([GSON], "auto"), "auto")
+    official = coverage.as_json(coverage.coverage([GSON], "official"), "official")
     assert official["languages"] == {"java": {"build": 0, "official": 1, "unsupported": 0}}
     assert official["entries"][0]["image"] == GSON["image"]
 

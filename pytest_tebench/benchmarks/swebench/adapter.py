@@ -38,6 +38,7 @@ from pytest_tebench.benchmarks.swebench.build_failures import FOLDER as FAILED_B
 from pytest_tebench.benchmarks.swebench.build_failures import BuildFailures
 from pytest_tebench.benchmarks.swebench.build_failures import current_run_id
 from pytest_tebench.benchmarks.swebench.instances import SwebenchInstance
+from pytest_tebench.benchmarks.swebench.multilingual import built as multilingual_built
 from pytest_tebench.benchmarks.swebench.multilingual import rows as multilingual_rows
 from pytest_tebench.benchmarks.swebench.multilingual.official_run import MultilingualPrepared
 from pytest_tebench.benchmarks.swebench.multilingual.official_run import MultilingualRuns
@@ -146,6 +147,10 @@ class SwebenchAdapter:
         )
         #: SWE-bench Multilingual rows: their eval script in their image, or a registered builder.
         self._multilingual = MultilingualRuns(self.executor, timeout=timeout, network=network, images=images)
+        # the Java Maven rows' builder works with this adapter's executor and Maven options
+        multilingual_built.BUILDER.configure(
+            self.executor, values=self.executor_values, timeout=timeout, progress=progress
+        )
 
     # -- collection ------------------------------------------------------------------------
     def load_instances(self, records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
@@ -157,9 +162,12 @@ class SwebenchAdapter:
         payload: SwebenchInstance = instance.payload
         # only items that run in an official image carry the mode: keys of built ones stay as they were
         where = official_eval.decide(payload, self.images).where
+        built_here = where == "build" and multilingual_rows.is_multilingual(payload)
         return json.dumps(
             {
                 **({"images": where, "official": OFFICIAL_VERSION} if where == "official" else {}),
+                # a Multilingual row built here: how its build runs (results of an older one are not reused)
+                **({"java_build": multilingual_built.RESULT_VERSION} if built_here else {}),
                 "row": dataclasses.asdict(payload),
                 "evaluation": EVALUATION_VERSION,
                 # a stored result is the guard's judgement too: another guard judges afresh
@@ -205,9 +213,10 @@ class SwebenchAdapter:
     ) -> SwebenchPrepared | official_eval.OfficialPrepared | MultilingualPrepared:
         payload: SwebenchInstance = instance.payload
         started = time.perf_counter()
+        # the demos' repositories (a Python one, a Java one) are known before anything is decided
+        register_demo()
         if multilingual_rows.is_multilingual(payload):
             return self._multilingual.prepare(instance, context, started)
-        register_demo()
         spec = official.specs(payload.repo, payload.version)
         decision = official_eval.decide(payload, self.images)
         if decision.where == "unsupported":
@@ -291,7 +300,8 @@ class SwebenchAdapter:
                 instance, prepared, prediction, context,
                 started=lambda timings, image: self._started(
                     instance, prediction, timings, image=image, python="", suite=None,
-                    install_commit=instance.payload.base_commit, environment="official",
+                    install_commit=instance.payload.base_commit,
+                    environment="official" if prepared.built is None else "build",
                 ),
                 graded=lambda record, run: self._graded(
                     record, instance, prepared, prediction, run=run, context=context

@@ -107,6 +107,8 @@ def grade_into(block: dict[str, Any], payload: SwebenchInstance, log: str, nonce
 
 
 def register_demo() -> None:
+    from pytest_tebench.demo import multilingual as java_demo
     from pytest_tebench.demo import swebench as demo
 
     official.register_repository(demo.SWEBENCH_DEMO_REPO, demo.SPECS, demo.LOG_PARSER)
+    official.register_repository(java_demo.MULTILINGUAL_DEMO_REPO, java_demo.SPECS, java_demo.LOG_PARSER)

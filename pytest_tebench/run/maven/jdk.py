@@ -186,11 +186,14 @@ def choose_for(
     requirement: JdkRequirement | int,
     available: Mapping[int, JdkInstall],
     override: int | str | Path | None = None,
+    preferred: int | None = None,
 ) -> JdkChoice:
     """Pick the JDK for a build that asks ``requirement`` (a bare int: just a language level).
 
     ``override`` (``--tebench-jdk``: a feature version or a JDK home) always wins when it exists.
-    Otherwise, among the JDKs satisfying every constraint: an exact match of the build's level;
+    Otherwise, among the JDKs satisfying every constraint: ``preferred`` (the JDK a benchmark's
+    own harness ran the build with, SWE-bench's ``java_version``) when it is one; an exact match
+    of the build's level;
     else the smallest newer one whose class files JaCoCo reads (``<= JACOCO_MAX_FEATURE``); else
     the smallest newer one; else the smallest (a level only a JDK-activated profile names).
     Raises :class:`UnsupportedEnvironment` when no JDK satisfies the build.
@@ -201,6 +204,9 @@ def choose_for(
     if override is not None and override != "":
         return _choose_override(level, available, override)
     fitting = sorted(v for v in available if not why_not(v, requirement, available))
+    if preferred is not None and preferred in fitting:
+        jdk = available[preferred]
+        return JdkChoice(jdk.version, jdk.home, level, "the JDK the benchmark's own harness used")
     newer = [v for v in fitting if v >= level]
     readable = [v for v in newer if v <= JACOCO_MAX_FEATURE]
     if level in fitting:
@@ -257,16 +263,22 @@ def _choose_override(
 
 
 def choose_java_version(
-    available: Iterable[int], requirement: JdkRequirement | int, override: str | None
+    available: Iterable[int],
+    requirement: JdkRequirement | int,
+    override: str | None,
+    preferred: int | None = None,
 ) -> int:
     """The JDK feature version a build runs with, among an executor's ``available`` ones
     (``Executor.java_versions()``); ``requirement`` is :func:`read_requirement` of the project
-    (or a bare language level), ``override`` is ``--tebench-jdk`` (a version or a home)."""
+    (or a bare language level), ``override`` is ``--tebench-jdk`` (a version or a home),
+    ``preferred`` the benchmark's own JDK (:func:`choose_for`)."""
     installs = {v: JdkInstall(v, Path(f"/jdk/{v}"), str(v)) for v in available}
     if override and not override.isdigit():
         found = read_jdk(Path(override))
-        return found.version if found is not None else choose_for(requirement, installs).version
-    return choose_for(requirement, installs, int(override) if override else None).version
+        if found is not None:
+            return found.version
+        return choose_for(requirement, installs, preferred=preferred).version
+    return choose_for(requirement, installs, int(override) if override else None, preferred).version
 
 
 def java_version_after(

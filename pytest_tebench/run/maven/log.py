@@ -83,6 +83,10 @@ _MISSING_OFFLINE = (
     "Failed to read artifact descriptor",
     "Could not transfer artifact",
     "No plugin found for prefix",
+    # a plugin resolving through the legacy API (Surefire 3.0.0-M7's JUnit provider) lists what
+    # is absent as "Missing: ... 1 required artifact is missing."
+    "required artifact is missing",
+    "required artifacts are missing",
 )
 #: Lines of a failed step's log kept in an error record: enough for the failing goal and its cause.
 LOG_TAIL_LINES = 60

@@ -13,8 +13,9 @@ files are refused (:mod:`.runner_files`). No in-process guard exists for these r
 prediction's code is compiled into, or loaded by, the process that prints the verdict (the record's
 ``guard`` says so; docs/threat-model.md says what that leaves open).
 
-Build mode is a hook (:data:`.where.BUILDERS`): a registered builder prepares and evaluates its
-repository's rows itself.
+Build mode is a hook (:data:`.where.BUILDERS`): a registered builder prepares its repository's rows'
+environments and runs the eval script there (:mod:`.built`: the Java Maven rows); the refusals
+before, the record and the grading after are the same.
 """
 
 from __future__ import annotations
@@ -95,7 +96,11 @@ class MultilingualRuns:
         if decision.where == "build":
             built = where.BUILDERS[payload.repo].prepare(instance, context)
             return MultilingualPrepared(
-                "", {"environment": time.perf_counter() - started}, None, payload.language, built
+                str(getattr(built, "image", "")),
+                {"environment": time.perf_counter() - started},
+                None,
+                payload.language,
+                built,
             )
         image = image_of(payload)
         client = getattr(self.executor(context), "client", None)
@@ -127,8 +132,6 @@ class MultilingualRuns:
         official image's run graded like every SWE-bench run (``started`` makes the record and its
         ``swebench`` block, ``graded`` grades a run that reached the tests)."""
         payload: MultilingualInstance = instance.payload
-        if prepared.built is not None:
-            return where.BUILDERS[payload.repo].evaluate(instance, prepared.built, prediction, context)
         record, block = started(prepared.timings, prepared.image)
         block.update(
             language=payload.language, eval_type=payload.eval_type, not_built_because=prepared.reason
@@ -148,7 +151,8 @@ class MultilingualRuns:
     def run(
         self, payload: MultilingualInstance, prepared: MultilingualPrepared, patch: str, context: EvalContext
     ) -> PatchRun:
-        """``patch`` refused, or applied and the row's eval script run on it in its image."""
+        """``patch`` refused, or applied and the row's eval script run on it in its image (or in the
+        environment its registered builder made)."""
         run = PatchRun(guard_reason=NO_GUARD.format(language=payload.language))
         started = time.perf_counter()
         run.refusals = runner_files.refusals(patch, payload.test_patch, payload.language)
@@ -156,6 +160,11 @@ class MultilingualRuns:
         if run.refusals:
             return run
         run.test_command = test_command(payload.eval_script)
+        if prepared.built is not None:
+            built = where.BUILDERS[payload.repo].run(payload, prepared.built, patch, context)
+            built.refusals, built.test_command, built.guard_reason = [], run.test_command, run.guard_reason
+            built.timings = {**run.timings, **built.timings}
+            return built
         started = time.perf_counter()
         run.apply_method, run.apply_log, run.log, run.result = run_in_image(
             self.executor(context), prepared.image, payload.eval_script, patch,

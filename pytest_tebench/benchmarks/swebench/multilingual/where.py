@@ -9,28 +9,38 @@ network reaches only PyPI, Maven Central, Debian's mirror and npm (:data:`NOT_BU
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import Protocol
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.swebench.official_images import Decision
-from pytest_tebench.instance.predictions import Prediction
+
+if TYPE_CHECKING:
+    from pytest_tebench.benchmarks.swebench.multilingual.rows import MultilingualInstance
+    from pytest_tebench.benchmarks.swebench.patch_run import PatchRun
 
 
 class Builder(Protocol):
-    """Build mode of one repository's Multilingual rows: the adapter's ``prepare`` and ``evaluate``
-    of those rows are its own (the record's shape is the adapter's: ``swebench`` block, statuses)."""
+    """Build mode of one repository's Multilingual rows: ``prepare`` makes an instance's environment
+    (its value is the builder's own), ``run`` runs one patch through the row's eval script in it.
+    The rest is the adapter's Multilingual steps' (:mod:`.official_run`), as for an official image:
+    the runner-file refusals before, the record and the grading after."""
 
     def prepare(self, instance: BenchmarkInstance, context: EvalContext) -> Any: ...
 
-    def evaluate(
-        self, instance: BenchmarkInstance, prepared: Any, prediction: Prediction, context: EvalContext
-    ) -> dict[str, Any]: ...
+    def run(
+        self, payload: MultilingualInstance, built: Any, patch: str, context: EvalContext
+    ) -> PatchRun: ...
 
 
 #: Repositories whose rows build mode can build: ``{repo: builder}`` (:func:`register_builder`).
 BUILDERS: dict[str, Builder] = {}
+#: The package's own builders, registered by these modules on the first decision (imported then:
+#: they bring the build machinery, which imports this module).
+SHIPPED_BUILDERS = ("pytest_tebench.benchmarks.swebench.multilingual.built",)
 
 _NO_GITHUB = "the repository and its Git submodules come from GitHub"
 #: Why the rows of each repository are not built here: the host its build needs, or the artifact
@@ -98,6 +108,8 @@ def decide(repo: str, language: str, mode: str) -> Decision:
     """Where a row of ``repo`` runs under ``mode`` (``build``, ``official`` or ``auto``): built when
     a builder is registered (not in ``official`` mode), else in its official image (not in
     ``build`` mode), else unsupported; ``reason`` says why it is not built."""
+    for module in SHIPPED_BUILDERS:
+        importlib.import_module(module)
     if repo in BUILDERS and mode != "official":
         return Decision("build", None)
     reason = None if repo in BUILDERS else f"{repo} ({language}): {not_built_because(repo, language)}"
