@@ -47,7 +47,7 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
     def strip(value: Any) -> Any:
         if isinstance(value, dict):
             return {
-                key: strip(item)
+                key: prebuilt_mode(item) if key == "prebuilt" else strip(item)
                 for key, item in value.items()
                 if key not in ("timings", "seconds", "worker", "cache", "key")
             }
@@ -57,6 +57,12 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
 
     stripped: dict[str, Any] = strip(record)
     return stripped
+
+
+def prebuilt_mode(value: Any) -> Any:
+    """``reused <key>`` without its key: the stored production build's key names the Maven
+    repository and the executor's toolchain, which differ between a Dask worker and this process."""
+    return value.split(" ", 1)[0] if isinstance(value, str) and value.startswith("reused ") else value
 
 
 def item_keys(keys: list[str]) -> list[str]:

@@ -29,14 +29,16 @@ TEST_FILE = "src/test/java/org/tebench/textkit/StringUtilsTest.java"
 
 
 def _scores(report: dict[str, Any]) -> dict[str, Any]:
-    """What must not depend on where a build ran (timings, JDK and cache provenance may)."""
+    """What must not depend on where a build ran (timings, JDK and cache provenance may: the key of
+    the stored production build names the executor's toolchain, so only its use is compared)."""
     scored = {}
     for record in report["results"]:
         update = {
             k: v
             for k, v in record["update"].items()
-            if k not in ("timings", "gold", "executor", "java_version", "maven_version")
+            if k not in ("timings", "gold", "executor", "java_version", "maven_version", "prebuilt")
         }
+        update["prebuilt_used"] = str(record["update"].get("prebuilt") or "").split(" ", 1)[0]
         scored[record["instance_id"]] = (record["status"], record["identification"], update)
     return scored
 
