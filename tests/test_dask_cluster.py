@@ -42,14 +42,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, worker_cache: Path) -> Ite
 
 
 def comparable(record: dict[str, Any]) -> dict[str, Any]:
-    """A record without what differs between two runs of the same build: times, where, cache."""
+    """A record without what differs between two runs of the same build: times, where, cache (a
+    Dask worker's stored production build is its own: ``prebuilt`` says whether it had one)."""
 
     def strip(value: Any) -> Any:
         if isinstance(value, dict):
             return {
-                key: prebuilt_mode(item) if key == "prebuilt" else strip(item)
+                key: strip(item)
                 for key, item in value.items()
-                if key not in ("timings", "seconds", "worker", "cache", "key")
+                if key not in ("timings", "seconds", "worker", "cache", "key", "prebuilt")
             }
         if isinstance(value, list):
             return [strip(item) for item in value]
@@ -57,12 +58,6 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
 
     stripped: dict[str, Any] = strip(record)
     return stripped
-
-
-def prebuilt_mode(value: Any) -> Any:
-    """``reused <key>`` without its key: the stored production build's key names the Maven
-    repository and the executor's toolchain, which differ between a Dask worker and this process."""
-    return value.split(" ", 1)[0] if isinstance(value, str) and value.startswith("reused ") else value
 
 
 def item_keys(keys: list[str]) -> list[str]:
