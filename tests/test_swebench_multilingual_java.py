@@ -364,3 +364,16 @@ def test_surefires_legacy_missing_provider_message_calls_for_a_warm_up() -> None
 """
     assert mavenlog.missing_artifacts(recorded)
     assert not mavenlog.missing_artifacts("[ERROR] Failed to execute goal ...: There are test failures.\n")
+
+
+def test_a_built_rows_patch_that_does_not_apply_is_not_applied() -> None:
+    # a row built here applies the patch before any container runs: no result to read
+    from pytest_tebench.benchmarks.swebench import official_eval
+    from pytest_tebench.benchmarks.swebench.patch_run import PatchRun
+
+    run = PatchRun(apply_log="error: nothere.java: No such file or directory")
+    record: dict[str, object] = {"status": None}
+    out = official_eval.unjudged_record(record, {}, run, timeout=60)
+    assert out is not None
+    assert out["status"] == "not_applied"
+    assert "nothere.java" in str(out["error"])

@@ -216,12 +216,13 @@ def unjudged_record(
     record["set_aside_files"] = run.set_aside
     block["test_command"] = run.test_command
     result = run.result
-    if result.timed_out:
+    if result is not None and result.timed_out:
         record["status"] = "timeout"
         record["error"] = f"the tests ran past {timeout:g} s (SWE-bench: Tests Timed Out); not scored"
         return record
     if run.apply_method is None:
-        if ">>> " not in run.apply_log:
+        # no result: the patch was applied before any container (a Multilingual row built here)
+        if result is not None and ">>> " not in run.apply_log:
             # not one apply command ran: the container itself failed, not the patch
             record["status"] = "error"
             output = result.output[-3000:]
