@@ -8,6 +8,9 @@
   classes that survive ``-Dtest``. ``BoxTest`` (package ``shape``) has JUnit reflect into package
   ``core``, which only ``EngineTest`` opens: selected alone, it passes because every test package
   is opened (``JDK_JAVA_OPTIONS``), as in the full ``mvn test``.
+* ``parameterized`` is JUnit 4's ``Parameterized`` under Surefire 2.22.1 (commons-codec's, 2019):
+  invocations are named ``sums[0]``..``sums[2]``, which ``-Dtest=Class#sums`` alone never matched
+  (nothing ran); selected, ``sums`` runs three times and ``sumsEmpty`` (same prefix) not at all.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ def test_selection_runs_as_the_full_build_runs_it(tmp_path: Path) -> None:
     for name, tests in (
         ("old-surefire", [TestId("org.tebench.port.ServerTest", m) for m in ("connects", "connectsAgain")]),
         ("module-path", [TestId("org.tebench.modular.shape.BoxTest", "engineFieldIsReadable")]),
+        ("parameterized", [TestId("org.tebench.digest.ChecksumTest", "sums")]),
     ):
         workspace = tmp_path / name
         shutil.copytree(FIXTURES / name, workspace)
@@ -57,6 +61,10 @@ def test_selection_runs_as_the_full_build_runs_it(tmp_path: Path) -> None:
         run = warmed.run
         assert run.status == "ok", run.error + "\n" + run.steps[-1].output
         outcomes[name] = ({str(o.test): (o.status, o.message) for o in run.tests}, run.by_class)
+        if name == "parameterized":
+            assert [o.invocations for o in run.tests] == [3]
+            reports = workspace / "target" / "surefire-reports"
+            assert "sumsEmpty" not in "".join(p.read_text() for p in reports.glob("TEST-*.xml"))
         if name == "module-path":
             (step,) = [s for s in run.steps if s.name == "compile+test"]
             assert "JDK_JAVA_OPTIONS" in step.output  # the launcher says it read the opens
@@ -74,4 +82,5 @@ def test_selection_runs_as_the_full_build_runs_it(tmp_path: Path) -> None:
             True,
         ),
         "module-path": ({"org.tebench.modular.shape.BoxTest#engineFieldIsReadable": (PASSED, "")}, False),
+        "parameterized": ({"org.tebench.digest.ChecksumTest#sums": (PASSED, "")}, False),
     }

@@ -30,7 +30,8 @@ def test_selectors_grouped_sorted_binary_names() -> None:
         TestId("p.A", "x"),
         TestId("p.B", "a"),
     ]
-    assert selectors(tests) == "p.A#x,p.A$Inner#m,p.B#a+z"
+    # each method also as m[*]: JUnit 4 Parameterized invocations are named m[0], m[1]
+    assert selectors(tests) == "p.A#x+x[*],p.A$Inner#m+m[*],p.B#a+a[*]+z+z[*]"
     assert selectors(reversed(tests)) == selectors(tests)
     # by class: each class once, whole (Surefire < 2.19, RunSettings.select_by_class)
     assert selectors(tests, by_class=True) == "p.A,p.A$Inner,p.B"
@@ -60,7 +61,7 @@ def test_compile_step_offline() -> None:
 
 def test_selection_step_with_agent() -> None:
     step = selection_step([TestId("p.A", "m")], java_version=17, timeout=900, includes=["p.*"])
-    assert step.argv[-2:] == ("-Dtest=p.A#m", "test")
+    assert step.argv[-2:] == ("-Dtest=p.A#m+m[*]", "test")
     for flag in (
         "-Dsurefire.failIfNoSpecifiedTests=false",
         "-DfailIfNoTests=false",

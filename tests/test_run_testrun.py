@@ -88,7 +88,7 @@ def test_one_launch_argv_env_and_stale_cleanup(workspace: Path, settings: RunSet
     assert (run.status, run.compile_ok, run.test_compile_ok) == ("ok", True, True)
     assert {str(o.test): o.status for o in run.tests} == {"p.ATest#a": PASSED, "p.ATest#b": NOT_RUN}
     (step,) = executor.seen
-    assert step.argv[-2:] == ("-Dtest=p.ATest#a+b", "test")
+    assert step.argv[-2:] == ("-Dtest=p.ATest#a+a[*]+b+b[*]", "test")
     assert "-o" in step.argv and step.java_version == 11 and step.env == ()
     # the compile limit until Surefire's banner, then the test limit
     assert (step.timeout, step.phase_marker, step.phase_timeout) == (

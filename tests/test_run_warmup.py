@@ -576,4 +576,4 @@ def test_an_entry_without_the_surefire_is_checked_again(workspace: Path, setting
     run_warmed(executor, workspace, [A], settings, project="o/x")
     run_warmed(executor, workspace, [A], settings, project="o/x")
     assert [s.name for s in executor.seen].count("effective-pom") == 2
-    assert "-Dtest=p.ATest#a" in executor.seen[-1].argv
+    assert "-Dtest=p.ATest#a+a[*]" in executor.seen[-1].argv

@@ -105,13 +105,20 @@ def selectors(tests: Iterable[TestId], *, by_class: bool = False) -> str:
     reader keeps only the selected methods' results.
 
     The class part is the binary name; the reference harness's ``pkg.Outer.Inner`` never matched.
+    Each method is selected as ``m+m[*]``: JUnit 4's ``Parameterized`` runner names its
+    invocations ``m[0]``, ``m[1]`` and Surefire's JUnit 4 providers (2.19.1 to 3.2.5 observed)
+    match the pattern against that whole name, so ``#m`` alone runs nothing of such a class
+    (commons-codec 625cedf1, ``MessageDigestAlgorithmsTest``). ``m[*]`` matches only the
+    bracketed invocations of ``m`` itself, never ``mOther``; JUnit 5 matches the plain name.
     """
     methods_of: defaultdict[str, set[str]] = defaultdict(set)
     for test in tests:
         methods_of[test.class_name].add(test.method)
     if by_class:
         return ",".join(sorted(methods_of))
-    return ",".join(f"{cls}#{'+'.join(sorted(methods))}" for cls, methods in sorted(methods_of.items()))
+    return ",".join(
+        f"{cls}#{'+'.join(f'{m}+{m}[*]' for m in sorted(methods))}" for cls, methods in sorted(methods_of.items())
+    )
 
 
 def compile_step(
