@@ -117,7 +117,8 @@ def selectors(tests: Iterable[TestId], *, by_class: bool = False) -> str:
     if by_class:
         return ",".join(sorted(methods_of))
     return ",".join(
-        f"{cls}#{'+'.join(f'{m}+{m}[*]' for m in sorted(methods))}" for cls, methods in sorted(methods_of.items())
+        f"{cls}#{'+'.join(f'{m}+{m}[*]' for m in sorted(methods))}"
+        for cls, methods in sorted(methods_of.items())
     )
 
 
