@@ -113,3 +113,22 @@ def test_hub_names_go_through_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(InputError, match=r"other/name: cannot load dataset \(split 'dev'\): hub unreachable"):
         load_records("other/name", split="dev")
     assert calls == [("iSEngLab/TEBench", "test"), ("other/name", "dev")]
+
+
+def test_cache_key_names_the_gold_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a stored result made under older selection/judging rules must not be reused
+    from pytest_tebench.benchmarks.tebench import adapter as adapter_module
+    from pytest_tebench.benchmarks.tebench.settings import TebenchSettings
+    from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
+
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(ROW) + "\n")
+    settings = UpdateSettings("paper", None, 60.0, 60.0, None, tmp_path / "m2")
+    update = TebenchAdapter(TebenchSettings(update=settings))
+    (instance,) = update.load_instances(load_records(str(path)))
+    before = update.cache_key(instance)
+    monkeypatch.setattr(adapter_module, "GOLD_RULES", adapter_module.GOLD_RULES + 1)
+    assert update.cache_key(instance) != before
+    # identification only: no Maven run, nothing gold's rules decide
+    plain = TebenchAdapter()
+    assert "gold_rules" not in (plain.cache_key(instance) or "")

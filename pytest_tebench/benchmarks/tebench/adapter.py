@@ -27,6 +27,7 @@ from pytest_tebench.benchmarks.fields import slug_field
 from pytest_tebench.benchmarks.fields import text_field
 from pytest_tebench.benchmarks.fields import with_problem
 from pytest_tebench.benchmarks.tebench.aggregate import summarise
+from pytest_tebench.benchmarks.tebench.gold_record import GOLD_RULES
 from pytest_tebench.benchmarks.tebench.gold_record import GoldReference
 from pytest_tebench.benchmarks.tebench.gold_record import InvalidInstance
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
@@ -128,6 +129,9 @@ class TebenchAdapter:
                     "gold_runs": update.gold_runs,
                     # tests that reach a host pass with a network and cannot run without one
                     "network": update.network,
+                    # how tests are selected and gold is judged: a stored result made under older
+                    # rules (a selector that ran nothing of a Parameterized class) is made again
+                    "gold_rules": GOLD_RULES,
                 },
             },
             sort_keys=True,
