@@ -127,8 +127,9 @@ class ScriptedMaven:
         scenario = os.environ.get("SCRIPTED_MAVEN", "")
         reports = workspace / "target" / "surefire-reports"
         reports.mkdir(parents=True, exist_ok=True)
-        if os.environ.get("SCRIPTED_MAVEN") == "silent":
-            # Surefire ran, and reported nothing of the selection (a selector that matched nothing)
+        # silent: Surefire ran and reported nothing of the selection (a selector that matched
+        # nothing); method-silent: only selected by method, as JUnit 4's Parameterized under #m
+        if scenario == "silent" or (scenario == "method-silent" and mode == "method"):
             return done(0, BANNER + "[INFO]  T E S T S\n[INFO] Tests run: 0, Failures: 0\n")
         for part in parts:
             cls, _, methods = part.partition("#")
@@ -315,6 +316,27 @@ def test_gold_tests_that_did_not_run_are_the_harness_error_not_the_instance(
     )
 
 
+def test_gold_tests_not_run_by_method_but_passing_by_class_select_by_class(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a runner Surefire's method filter cannot match: selected by method nothing runs, the whole
+    # classes run and pass, so the instance selects by class (gold and the prediction)
+    monkeypatch.setenv("SCRIPTED_MAVEN", "method-silent")
+    result, report = _run(pytester, bench)
+    result.assert_outcomes(passed=2)
+    one = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert one["status"] == "evaluated"
+    gold = one["update"]["gold"]
+    assert gold["selected_by"] == "class"
+    assert gold["rule"].startswith(
+        "gold's selected tests fail or do not run selected by method and pass when their whole classes run: "
+        "p.CalcTest#adds not_run: Surefire reported no run of it (the selector matched no test method)"
+    )
+    assert one["update"]["selected_by"] == "class" and one["update"]["s_exec"] == 1.0
+    selectors = [_selector(step["argv"]) for step in _steps(pytester)]
+    assert None not in selectors  # the class run decided: no full module run
+
+
 def test_gold_tests_failing_on_v0_make_an_invalid_instance_with_their_output(
     pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -368,7 +390,8 @@ def test_gold_failing_only_selected_by_method_selects_by_class_for_gold_and_pred
     # the prediction runs its tests by class too, and passes
     assert one["update"]["selected_by"] == "class" and one["update"]["s_exec"] == 1.0
     selectors = [_selector(step["argv"]) for step in _steps(pytester)]
-    assert "p.CalcTest#adds" not in selectors[3:]  # no launch after the check selects a method of CalcTest
+    # no launch after the check selects a method of CalcTest
+    assert not any(s and s.startswith("p.CalcTest#") for s in selectors[3:])
     assert None not in selectors  # the class rule decided: no full module run was needed
     stored = [json.loads(p.read_text()) for p in (pytester.path / "cache" / "gold").glob("*.json")]
     assert {r["selected_by"] for r in stored if r["selection"] == ["p.CalcTest#adds"]} == {"class"}

@@ -11,8 +11,10 @@ module decides):
    (:mod:`~pytest_tebench.run.maven.hosts`) is ``unsupported_environment`` naming it: the
    sandbox has no network unless ``--tebench-network``.
 2. **Class.** The selection again by class (``-Dtest=ClassA,ClassB``, only the selected methods
-   read). When the tests that failed by method pass there, the instance selects by class from
-   then on, gold and every prediction alike (the rule is stored in gold's record).
+   read), for the tests that failed by method and those that did not run at all (a runner whose
+   invocations Surefire's method filter does not match). When they pass there, the instance
+   selects by class from then on, gold and every prediction alike (the rule is stored in gold's
+   record); a test the class run does not run either is the harness's error.
 3. **Module.** Tests still failing run in their module's whole test phase (``mvn test``, no
    ``-Dtest``, the same flags). Passing there, the harness's selection is at fault: a harness
    ``error`` quoting every run's outcome, never the instance's. Failing there too, the instance
@@ -90,6 +92,16 @@ def class_rule_holds(method_failures: Sequence[TestOutcome], class_run: Selectio
     outcomes = class_run.outcomes
     return class_run.status == "ok" and all(
         o.test in outcomes and outcomes[o.test].status in PASSING for o in method_failures
+    )
+
+
+def class_rule(method_failures: Sequence[TestOutcome]) -> str:
+    """Why an instance selects by class: its tests that did not pass selected by method."""
+    missed = any(o.status == NOT_RUN for o in method_failures)
+    how = "fail or do not run" if missed else "fail"
+    return (
+        f"gold's selected tests {how} selected by method and pass when their whole classes run: "
+        + "; ".join(describe(o) for o in method_failures)
     )
 
 
