@@ -85,6 +85,8 @@ def test_maven_is_pointed_at_a_private_head_before_read_only_tails_and_offline_i
     launcher = java_build.launcher(offline)
     assert "export PATH=/opt/tools/shim:$PATH" in launcher
     assert "export MAVEN_USER_HOME=/opt/tools/wrapper" in launcher
+    # the official image's ENV TZ, set before the script runs (its tests' default time zone)
+    assert launcher.index("export TZ=Etc/UTC\n") < launcher.index("exec /bin/bash")
     assert f"export MAVEN_ARGS='{offline}'" in launcher
     assert launcher.rstrip().endswith("/workspace/eval.sh >/workspace/eval.log 2>&1")
 

@@ -77,6 +77,8 @@ HEAD = "m2"
 #: Tool mounts (``BuildStep.tools``; the Docker executor shows them under ``/opt/tools/<name>``).
 TOOLS_ROOT = "/opt/tools"
 SHIM_LAUNCHERS = ("mvn", "mvnd")
+#: The time zone of SWE-bench's Java images (``ENV TZ=Etc/UTC`` in ``dockerfiles/java.py``).
+OFFICIAL_TZ = "Etc/UTC"
 #: The run directory's files: our launcher, the script it runs, and the script's whole log.
 LAUNCHER = "run.sh"
 SCRIPT = "eval.sh"
@@ -135,11 +137,15 @@ def container_script(script: str) -> str:
 
 
 def launcher(maven_args: str) -> str:
-    """Our entry point in the container: the shim first on ``PATH``, the wrapper's home, Maven's
-    arguments, then the script with its whole output (xtrace included, in order) in the log."""
+    """Our entry point in the container: the official image's time zone, the shim first on ``PATH``,
+    the wrapper's home, Maven's arguments, then the script with its whole output (xtrace included, in
+    order) in the log."""
     return "\n".join(
         [
             "#!/bin/bash",
+            # SWE-bench's Java base image says ENV TZ=Etc/UTC: tests of dates in the default zone
+            # (gson's ISO8601UtilsTest) see UTC whatever the sandbox image's /etc/localtime says
+            f"export TZ={OFFICIAL_TZ}",
             f"export PATH={TOOLS_ROOT}/shim:$PATH",
             f"export MAVEN_USER_HOME={TOOLS_ROOT}/wrapper",
             f"export MAVEN_ARGS='{maven_args}'",
