@@ -51,6 +51,7 @@ from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.locking import file_lock
 from pytest_tebench.locking import lock_name
 from pytest_tebench.run import docker_image
+from pytest_tebench.run.docker import CONTAINER_MAVEN_REPO
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
@@ -391,7 +392,7 @@ class JavaBuild:
                 applied = evaluation.apply_model_patch(tree, row.patch)
                 if applied.method is None:
                     raise HarnessError(f"gold's patch of {row.instance_id} does not apply:\n{applied.log}")
-            tails = ("/maven-repo",) if not gold else (f"{TOOLS_ROOT}/installed", "/maven-repo")
+            tails = self._tails(environment) if gold else self._tails(environment)[1:]
             tools = environment.tools if gold else environment.tools[:-1]
             result, log = self._run(
                 run_dir, script, environment.java_version, tools, tails=tails, online=True
@@ -406,6 +407,14 @@ class JavaBuild:
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
 
+    def _tails(self, environment: JavaEnvironment) -> tuple[tuple[Path, str], ...]:
+        """A run's read-only local repositories behind its head, first first, as ``(host folder,
+        where the container sees it)``: the instance's installed artifacts, the shared repository."""
+        return (
+            (environment.installed, f"{TOOLS_ROOT}/installed"),
+            (self.maven.maven_repo, CONTAINER_MAVEN_REPO),
+        )
+
     def _run(
         self,
         run_dir: Path,
@@ -413,13 +422,20 @@ class JavaBuild:
         java_version: int,
         tools: tuple[tuple[str, str], ...],
         *,
-        tails: tuple[str, ...],
+        tails: tuple[tuple[Path, str], ...],
         online: bool,
     ) -> tuple[StepResult, str]:
-        (run_dir / HEAD).mkdir(exist_ok=True)
+        head = run_dir / HEAD
+        head.mkdir(exist_ok=True)
+        # the files the POMs name by their local-repository path must be in the head (what
+        # settings.localRepository is), as in the official image's single ~/.m2
+        named = local_repo.named_artifact_dirs(run_dir / CHECKOUT)
+        if named:
+            local_repo.link_named_files(head, named, tails)
         (run_dir / SCRIPT).write_text(script, encoding="utf-8")
         (run_dir / LAUNCHER).write_text(
-            launcher(maven_args(tails=tails, offline=not online)), encoding="utf-8"
+            launcher(maven_args(tails=tuple(seen for _host, seen in tails), offline=not online)),
+            encoding="utf-8",
         )
         step = BuildStep(
             name="swebench-java-setup" if online else "swebench-java-test",
@@ -485,7 +501,7 @@ class JavaBuild:
                 container_script(row.eval_script),
                 environment.java_version,
                 environment.tools,
-                tails=(f"{TOOLS_ROOT}/installed", "/maven-repo"),
+                tails=self._tails(environment),
                 online=False,
             )
             run.timings["tests"] = time.perf_counter() - started
