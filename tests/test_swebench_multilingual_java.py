@@ -85,6 +85,8 @@ def test_maven_is_pointed_at_a_private_head_before_read_only_tails_and_offline_i
     launcher = java_build.launcher(offline)
     assert "export PATH=/opt/tools/shim:$PATH" in launcher
     assert "export MAVEN_USER_HOME=/opt/tools/wrapper" in launcher
+    # the official image's ENV TZ, set before the script runs (its tests' default time zone)
+    assert launcher.index("export TZ=Etc/UTC\n") < launcher.index("exec /bin/bash")
     assert f"export MAVEN_ARGS='{offline}'" in launcher
     assert launcher.rstrip().endswith("/workspace/eval.sh >/workspace/eval.log 2>&1")
 
@@ -163,6 +165,63 @@ def test_downloads_go_to_the_shared_repository_and_installed_artifacts_never(tmp
     left = sorted(str(p.relative_to(head)) for p in head.rglob("*") if p.is_file())
     assert left == list(split.installed)
     assert not (head / "junit").exists() and not (head / "org").exists()
+
+
+#: javaparser's root pom.xml (e0eb16b8, shortened): every test JVM starts with an agent named by its
+#: path in the local repository, not resolved as a dependency.
+NAMING_POM = """<project>
+  <properties>
+    <byte-buddy.version>1.14.19</byte-buddy.version>
+    <argLine>-javaagent:'${settings.localRepository}/net/bytebuddy/byte-buddy-agent/${byte-buddy.version}/byte-buddy-agent-${byte-buddy.version}.jar'</argLine>
+    <too.wide>${maven.repo.local}/org/${x}</too.wide>
+  </properties>
+</project>
+"""
+#: What the test JVM said when the head lacked it (javaparser-4538's offline test phase, gold).
+NO_AGENT = """+ ./mvnw test -B -pl javaparser-core-testing -Dtest=NodeTest
+Error opening zip file or JAR manifest missing : /workspace/m2/net/bytebuddy/byte-buddy-agent/1.14.19/byte-buddy-agent-1.14.19.jar
+[ERROR] Error occurred during initialization of VM
+[INFO] Tests run: 0, Failures: 0, Errors: 0, Skipped: 0
+[ERROR] The forked VM terminated without properly saying goodbye. VM crash or System.exit called?
+[INFO] BUILD FAILURE
+"""
+
+
+def test_the_files_a_pom_names_by_local_repository_path_are_linked_into_the_head(tmp_path: Path) -> None:
+    tree, head = tmp_path / "testbed", tmp_path / "head"
+    _file(tree, "pom.xml", NAMING_POM)
+    _file(tree, "core/pom.xml", "<project><argLine>${argLine}</argLine></project>")
+    _file(tree, "core/target/classes/pom.xml", NAMING_POM.replace("net/bytebuddy", "com/built"))
+    assert local_repo.named_artifact_dirs(tree) == ["net/bytebuddy/byte-buddy-agent"]
+
+    installed, shared = tmp_path / "installed", tmp_path / "shared"
+    agent = "net/bytebuddy/byte-buddy-agent/1.14.19"
+    _file(shared, f"{agent}/byte-buddy-agent-1.14.19.jar", "jar")
+    _file(shared, f"{agent}/byte-buddy-agent-1.14.19.pom", "pom")
+    _file(shared, f"{agent}/_remote.repositories", "byte-buddy-agent-1.14.19.jar>central=\n")
+    _file(installed, f"{agent}/byte-buddy-agent-1.14.19.pom", "installed pom")
+    _file(head, f"{agent}/byte-buddy-agent-1.14.19.jar.sha1", "the head's own")
+    _file(shared, f"{agent}/byte-buddy-agent-1.14.19.jar.sha1", "shared")
+    tails = ((installed, "/opt/tools/installed"), (shared, "/maven-repo"))
+
+    made = local_repo.link_named_files(head, ["net/bytebuddy/byte-buddy-agent"], tails)
+
+    assert made == 2
+    assert str((head / agent / "byte-buddy-agent-1.14.19.jar").readlink()) == (
+        "/maven-repo/net/bytebuddy/byte-buddy-agent/1.14.19/byte-buddy-agent-1.14.19.jar"
+    )
+    # the first tail first, as Maven's tail chain reads them; the head's own file stays
+    assert str((head / agent / "byte-buddy-agent-1.14.19.pom").readlink()).startswith("/opt/tools/installed/")
+    assert (head / agent / "byte-buddy-agent-1.14.19.jar.sha1").read_text() == "the head's own"
+    # the resolver's record is never a link: the head would write through it into a read-only tail
+    assert not (head / agent / "_remote.repositories").exists()
+
+    # the links are no one's download: the merge drops them, the shared repository is untouched
+    split = local_repo.merge_downloads(head, shared)
+    assert (split.moved, split.already_shared, split.installed) == (0, 1, ())  # the head's own .sha1
+    assert (shared / agent / "byte-buddy-agent-1.14.19.jar.sha1").read_text() == "shared"
+    assert not any(path.is_symlink() for path in head.rglob("*"))
+    assert not any(path.is_symlink() for path in shared.rglob("*"))
 
 
 # --------------------------------------------------------------------------- where rows run
@@ -292,6 +351,44 @@ def test_a_run_lacking_an_artifact_warms_the_tests_up_with_gold_once_then_runs_o
     executor.logs = [MISSING_PROVIDER]
     again = build.run_prediction(row, source, environment, FIX)
     assert again.log == MISSING_PROVIDER and len(executor.steps) == 4
+
+
+class LinkCheckingExecutor(RecordedExecutor):
+    """Records what the head holds when the step starts, as the container would see it."""
+
+    def __init__(self, logs: list[str]) -> None:
+        super().__init__(logs)
+        self.heads: list[dict[str, str]] = []
+
+    def run(self, workspace: Path, step: BuildStep, *, maven_repo: Path, **kwargs: Any) -> StepResult:
+        head = workspace / java_build.HEAD
+        self.heads.append(
+            {str(p.relative_to(head)): str(p.readlink()) for p in head.rglob("*") if p.is_symlink()}
+        )
+        return super().run(workspace, step, maven_repo=maven_repo, **kwargs)
+
+
+def test_a_test_jvm_agent_named_by_local_repository_path_is_in_the_head_of_every_run(tmp_path: Path) -> None:
+    """javaparser-4538's gold failed so (NO_AGENT): the agent was in the shared tail, not the head."""
+    source, base = _repository(tmp_path)
+    (source / "pom.xml").write_text(NAMING_POM)
+    subprocess.run(["git", "add", "-A"], cwd=source, check=True)
+    subprocess.run(["git", "commit", "-qm", "pom"], cwd=source, check=True)
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=source, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    jar = "net/bytebuddy/byte-buddy-agent/1.14.19/byte-buddy-agent-1.14.19.jar"
+    _file(tmp_path / "m2", jar, "agent")
+    executor = LinkCheckingExecutor([PASSING])
+    maven = MavenSettings(maven_repo=tmp_path / "m2")
+    build = JavaBuild(executor, cache_dir=tmp_path / "cache", maven=maven, test_timeout=60)  # type: ignore[arg-type]
+    row = JavaRow("javaparser__javaparser-1", "javaparser/javaparser", "4538", base, FIX, EVAL_SCRIPT)
+
+    run = build.run_prediction(row, source, _environment(tmp_path, build), FIX)
+
+    assert run.log == PASSING
+    assert executor.heads == [{jar: f"/maven-repo/{jar}"}]
+    assert "/workspace/m2/" + jar in NO_AGENT  # the path the JVM was given is the head's
 
 
 def test_gold_that_does_not_apply_is_a_harness_error_not_a_warm_up(tmp_path: Path) -> None:

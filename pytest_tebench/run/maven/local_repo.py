@@ -18,8 +18,10 @@ What was installed is what Maven Resolver's ``_remote.repositories`` lists with 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,11 @@ REMOTE_REPOSITORIES = "_remote.repositories"
 LOCAL_METADATA = "maven-metadata-local.xml"
 #: A failed download's marker: never worth sharing.
 FAILURE_SUFFIX = ".lastUpdated"
+#: A path into the local repository written in a POM: ``${settings.localRepository}/<path>`` (or the
+#: ``maven.repo.local`` property), up to a quote, whitespace or the element's end.
+_NAMED_PATH = re.compile(r"\$\{(?:settings\.localRepository|maven\.repo\.local)\}[/\\](?P<path>[^'\"\s<>]+)")
+#: Folders of a checkout that hold no POM of the project's own.
+_SKIPPED_DIRS = frozenset({".git", "target", "node_modules"})
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,8 @@ def merge_downloads(head: Path, shared: Path) -> Split:
         for name in files:
             path = Path(directory) / name
             relative = path.relative_to(head)
-            if name.endswith(FAILURE_SUFFIX):
+            if name.endswith(FAILURE_SUFFIX) or path.is_symlink():
+                # a link to a tail's file (link_named_files) is nobody's download
                 path.unlink()
                 continue
             if is_installed(path):
@@ -125,3 +133,53 @@ def _remove_empty_directories(root: Path) -> None:
                 os.rmdir(directory)
             except OSError:
                 continue  # not empty: it holds installed files
+
+
+def named_artifact_dirs(tree: Path) -> list[str]:
+    """The local-repository folders the POMs under ``tree`` name by path (relative, sorted): each
+    ``${settings.localRepository}/<path>`` cut before its first segment with a property in it, so
+    ``net/bytebuddy/byte-buddy-agent/${v}/byte-buddy-agent-${v}.jar`` names
+    ``net/bytebuddy/byte-buddy-agent`` (every version: the property's value is the build's to say)."""
+    found: set[str] = set()
+    for directory, dirs, files in os.walk(tree):
+        dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS]
+        for name in files:
+            if name != "pom.xml":
+                continue
+            text = (Path(directory) / name).read_text(encoding="utf-8", errors="replace")
+            for match in _NAMED_PATH.finditer(text):
+                segments: list[str] = []
+                for segment in match.group("path").replace("\\", "/").split("/"):
+                    if "${" in segment or segment in ("", ".", ".."):
+                        break
+                    segments.append(segment)
+                # a group folder alone (``org``) would name half the repository: at least group/artifact
+                if len(segments) >= 2:
+                    found.add("/".join(segments))
+    return sorted(found)
+
+
+def link_named_files(head: Path, folders: Sequence[str], tails: Sequence[tuple[Path, str]]) -> int:
+    """Link into ``head`` each file under ``folders`` that a tail holds and the head lacks, the
+    first tail first; ``tails`` are ``(host folder, the path the build sees it at)``, so a link points
+    where the build runs (a container's mount). The resolver's own records
+    (``_remote.repositories``) are not linked: the head never writes through a link, and an artifact
+    the head has no record of is still found in its tail. Returns the number of links made."""
+    made = 0
+    for folder in folders:
+        for host, seen_as in tails:
+            root = host / folder
+            if not root.is_dir():
+                continue
+            for directory, _dirs, files in os.walk(root):
+                for name in files:
+                    if name == REMOTE_REPOSITORIES or name.endswith(FAILURE_SUFFIX):
+                        continue
+                    relative = (Path(directory) / name).relative_to(host)
+                    link = head / relative
+                    if link.exists() or link.is_symlink():
+                        continue
+                    link.parent.mkdir(parents=True, exist_ok=True)
+                    link.symlink_to(f"{seen_as.rstrip('/')}/{relative.as_posix()}")
+                    made += 1
+    return made

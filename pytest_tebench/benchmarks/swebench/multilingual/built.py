@@ -38,8 +38,9 @@ from pytest_tebench.run.maven.settings import MavenSettings
 #: only Maven Central (apache/druid needs org.hyperic:sigar, which it lacks), and the demo's.
 REPOSITORIES = ("google/gson", "javaparser/javaparser", "pytest-tebench/jcalc")
 #: Part of a built row's result key: bump when a change here or in :mod:`.java_build` can change a
-#: result (2: Surefire 3.0.0-M7's missing provider calls for the warm-up; gold was unresolved without).
-RESULT_VERSION = 2
+#: result (2: Surefire 3.0.0-M7's missing provider calls for the warm-up; gold was unresolved without;
+#: 3: the head links the files a POM names by local-repository path, javaparser's test JVMs' agent).
+RESULT_VERSION = 3
 
 
 @dataclass

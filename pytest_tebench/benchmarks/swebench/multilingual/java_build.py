@@ -51,6 +51,7 @@ from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.locking import file_lock
 from pytest_tebench.locking import lock_name
 from pytest_tebench.run import docker_image
+from pytest_tebench.run.docker import CONTAINER_MAVEN_REPO
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
@@ -77,6 +78,8 @@ HEAD = "m2"
 #: Tool mounts (``BuildStep.tools``; the Docker executor shows them under ``/opt/tools/<name>``).
 TOOLS_ROOT = "/opt/tools"
 SHIM_LAUNCHERS = ("mvn", "mvnd")
+#: The time zone of SWE-bench's Java images (``ENV TZ=Etc/UTC`` in ``dockerfiles/java.py``).
+OFFICIAL_TZ = "Etc/UTC"
 #: The run directory's files: our launcher, the script it runs, and the script's whole log.
 LAUNCHER = "run.sh"
 SCRIPT = "eval.sh"
@@ -135,11 +138,15 @@ def container_script(script: str) -> str:
 
 
 def launcher(maven_args: str) -> str:
-    """Our entry point in the container: the shim first on ``PATH``, the wrapper's home, Maven's
-    arguments, then the script with its whole output (xtrace included, in order) in the log."""
+    """Our entry point in the container: the official image's time zone, the shim first on ``PATH``,
+    the wrapper's home, Maven's arguments, then the script with its whole output (xtrace included, in
+    order) in the log."""
     return "\n".join(
         [
             "#!/bin/bash",
+            # SWE-bench's Java base image says ENV TZ=Etc/UTC: tests of dates in the default zone
+            # (gson's ISO8601UtilsTest) see UTC whatever the sandbox image's /etc/localtime says
+            f"export TZ={OFFICIAL_TZ}",
             f"export PATH={TOOLS_ROOT}/shim:$PATH",
             f"export MAVEN_USER_HOME={TOOLS_ROOT}/wrapper",
             f"export MAVEN_ARGS='{maven_args}'",
@@ -385,7 +392,7 @@ class JavaBuild:
                 applied = evaluation.apply_model_patch(tree, row.patch)
                 if applied.method is None:
                     raise HarnessError(f"gold's patch of {row.instance_id} does not apply:\n{applied.log}")
-            tails = ("/maven-repo",) if not gold else (f"{TOOLS_ROOT}/installed", "/maven-repo")
+            tails = self._tails(environment) if gold else self._tails(environment)[1:]
             tools = environment.tools if gold else environment.tools[:-1]
             result, log = self._run(
                 run_dir, script, environment.java_version, tools, tails=tails, online=True
@@ -400,6 +407,14 @@ class JavaBuild:
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
 
+    def _tails(self, environment: JavaEnvironment) -> tuple[tuple[Path, str], ...]:
+        """A run's read-only local repositories behind its head, first first, as ``(host folder,
+        where the container sees it)``: the instance's installed artifacts, the shared repository."""
+        return (
+            (environment.installed, f"{TOOLS_ROOT}/installed"),
+            (self.maven.maven_repo, CONTAINER_MAVEN_REPO),
+        )
+
     def _run(
         self,
         run_dir: Path,
@@ -407,13 +422,20 @@ class JavaBuild:
         java_version: int,
         tools: tuple[tuple[str, str], ...],
         *,
-        tails: tuple[str, ...],
+        tails: tuple[tuple[Path, str], ...],
         online: bool,
     ) -> tuple[StepResult, str]:
-        (run_dir / HEAD).mkdir(exist_ok=True)
+        head = run_dir / HEAD
+        head.mkdir(exist_ok=True)
+        # the files the POMs name by their local-repository path must be in the head (what
+        # settings.localRepository is), as in the official image's single ~/.m2
+        named = local_repo.named_artifact_dirs(run_dir / CHECKOUT)
+        if named:
+            local_repo.link_named_files(head, named, tails)
         (run_dir / SCRIPT).write_text(script, encoding="utf-8")
         (run_dir / LAUNCHER).write_text(
-            launcher(maven_args(tails=tails, offline=not online)), encoding="utf-8"
+            launcher(maven_args(tails=tuple(seen for _host, seen in tails), offline=not online)),
+            encoding="utf-8",
         )
         step = BuildStep(
             name="swebench-java-setup" if online else "swebench-java-test",
@@ -479,7 +501,7 @@ class JavaBuild:
                 container_script(row.eval_script),
                 environment.java_version,
                 environment.tools,
-                tails=(f"{TOOLS_ROOT}/installed", "/maven-repo"),
+                tails=self._tails(environment),
                 online=False,
             )
             run.timings["tests"] = time.perf_counter() - started
