@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -196,6 +197,26 @@ def test_unmarked_steps_run_cold(executor: LocalExecutor, fake_maven: Path, tmp_
     result = _run(executor, tmp_path, _step(fake_maven, "code=0", warm_ok=False))
     assert result.output.startswith("[cold mvn] ") and "code=0" in result.output
     assert result.extra["warm_jvm"].startswith("off: not marked warm")
+
+
+@needs_jdk
+def test_builds_at_once_get_a_server_each(executor: LocalExecutor, fake_maven: Path, tmp_path: Path) -> None:
+    results: dict[int, object] = {}
+
+    def build(code: int) -> None:
+        results[code] = _run(executor, tmp_path, _step(fake_maven, "sleep=2", f"code={code}"))
+
+    threads = [threading.Thread(target=build, args=(code,)) for code in (3, 4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert {code: results[code].exit_code for code in (3, 4)} == {3: 3, 4: 4}  # type: ignore[attr-defined]
+    for code in (3, 4):
+        assert results[code].output.count("[stub] done") == 1  # type: ignore[attr-defined]
+        assert results[code].extra["warm_jvm"] == "started"  # type: ignore[attr-defined]
+    # both went back idle: the next two builds reuse them
+    assert _run(executor, tmp_path, _step(fake_maven)).extra["warm_jvm"] == "reused"
 
 
 @needs_jdk

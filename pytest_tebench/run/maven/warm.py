@@ -65,7 +65,7 @@ MAIN_CLASS = "TebenchWarmMaven"
 #: A server is replaced after this many builds, so whatever Maven's core keeps between builds
 #: (caches of the shared core realm) cannot grow without bound.
 MAX_BUILDS = 100
-#: Servers one executor keeps (one per JDK a worker builds with); the least recently used goes.
+#: Idle servers one executor keeps (one per JDK a worker builds with); the least recently used goes.
 MAX_SERVERS = 2
 #: Seconds a server may take to stop after its input closed.
 STOP_GRACE = 10.0
@@ -296,29 +296,51 @@ class WarmServer:
 
 
 class WarmMaven:
-    """The warm servers of one executor (one worker process), by JDK and Maven distribution."""
+    """The warm servers of one executor (one worker process), by JDK and Maven distribution.
+
+    A server runs one build at a time: builds running at once in one process (threads of a Dask
+    worker or of ``tebench build``) each get a server of their own; at most :data:`MAX_SERVERS`
+    idle ones are kept, the least recently used goes first."""
 
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.cache_dir = cache_dir
-        self.servers: dict[tuple[Path, Path], WarmServer] = {}
+        self.lock = threading.Lock()
+        #: Idle servers, least recently used first.
+        self.idle: list[tuple[tuple[Path, Path], WarmServer]] = []
+        self.busy: set[WarmServer] = set()
 
-    def server(self, java_home: Path, maven_home: Path, env: Mapping[str, str]) -> tuple[WarmServer, bool]:
-        """The running server for this JDK and Maven (started when there is none): and whether
-        it was started now."""
+    def acquire(self, java_home: Path, maven_home: Path, env: Mapping[str, str]) -> tuple[WarmServer, bool]:
+        """An idle server for this JDK and Maven, or a new one: and whether it was started now."""
         key = (java_home, maven_home)
-        found = self.servers.pop(key, None)
-        if found is not None and found.alive and found.builds < MAX_BUILDS:
-            self.servers[key] = found  # most recently used last
-            return found, False
-        if found is not None:
-            found.stop()
-        while len(self.servers) >= MAX_SERVERS:
-            oldest = next(iter(self.servers))
-            self.servers.pop(oldest).stop()
+        while True:
+            with self.lock:
+                found = next((i for i in range(len(self.idle) - 1, -1, -1) if self.idle[i][0] == key), None)
+                server = self.idle.pop(found)[1] if found is not None else None
+                if server is not None and server.alive and server.builds < MAX_BUILDS:
+                    self.busy.add(server)
+                    return server, False
+            if server is None:
+                break
+            server.stop()
         classes, conf = server_files(java_home, maven_home, self.cache_dir or maven_home.parent)
         started = WarmServer(java_home, maven_home, classes, conf, env)
-        self.servers[key] = started
+        with self.lock:
+            self.busy.add(started)
         return started, True
+
+    def release(self, java_home: Path, maven_home: Path, server: WarmServer, *, keep: bool) -> None:
+        """Hand a server back after a build: kept idle, or stopped (``keep`` False)."""
+        surplus: list[WarmServer] = []
+        with self.lock:
+            self.busy.discard(server)
+            if keep:
+                self.idle.append(((java_home, maven_home), server))
+            while len(self.idle) > MAX_SERVERS:
+                surplus.append(self.idle.pop(0)[1])
+        if not keep:
+            server.stop(graceful=False)
+        for extra in surplus:
+            extra.stop()
 
     def run(
         self,
@@ -330,26 +352,27 @@ class WarmMaven:
         clock: PhaseClock,
         emit: Callable[[str], None],
     ) -> tuple[int | None, str, str]:
-        """Run the expanded Maven ``step`` in the warm server. Returns the exit code, the outcome
+        """Run the expanded Maven ``step`` in a warm server. Returns the exit code, the outcome
         (see :meth:`WarmServer.build`; on ``"died"`` the caller runs the step cold) and how the
         server was had (``"started"`` or ``"reused"``)."""
         maven_home = Path(dict(step.tools)["maven"])
-        server, fresh = self.server(java_home, maven_home, server_env)
-        nonce = uuid.uuid4().hex
-        text = request(nonce, workspace, step.argv[1:], dict(step.env))
-        code, outcome = server.build(text, nonce, clock, emit)
-        if outcome in ("timeout", "died", "dirty") or not server.clear_leftovers():
-            self.discard(java_home, maven_home)
+        server, fresh = self.acquire(java_home, maven_home, server_env)
+        keep = False
+        try:
+            nonce = uuid.uuid4().hex
+            text = request(nonce, workspace, step.argv[1:], dict(step.env))
+            code, outcome = server.build(text, nonce, clock, emit)
+            keep = outcome not in ("timeout", "died", "dirty") and server.clear_leftovers()
+        finally:
+            self.release(java_home, maven_home, server, keep=keep)
         return code, outcome, "started" if fresh else "reused"
 
-    def discard(self, java_home: Path, maven_home: Path) -> None:
-        found = self.servers.pop((java_home, maven_home), None)
-        if found is not None:
-            found.stop(graceful=False)
-
     def close(self) -> None:
-        while self.servers:
-            self.servers.popitem()[1].stop()
+        with self.lock:
+            servers = [server for _, server in self.idle] + list(self.busy)
+            self.idle, self.busy = [], set()
+        for server in servers:
+            server.stop()
 
 
 def _oldest_child(parent: int) -> int | None:
