@@ -205,6 +205,13 @@ class SelectionRun:
         return ""
 
     @property
+    def warm_jvm(self) -> str:
+        """How the test launch's Maven ran (``--tebench-warm-jvm``): a warm JVM ``started`` or
+        ``reused``, ``off: <why>`` (cold), "" where the executor has none (Docker, or off)."""
+        launches = [step for step in self.steps if step.name.startswith(("compile+test", "test"))]
+        return launches[-1].extra.get("warm_jvm", "") if launches else ""
+
+    @property
     def harness_failed(self) -> bool:
         """The harness could not evaluate (an error for the item, never a score)."""
         return self.status == BUILD_ERROR
