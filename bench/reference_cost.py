@@ -12,7 +12,8 @@ times in one run, with the same JDK, the same Maven and the same warmed Maven re
   leaves its edits). Timed: the orchestrator's whole evaluation (compile, the selected tests with
   JaCoCo, the coverage run on the user's worktree, a fresh V0 worktree built and run with coverage).
   Every system pays all of it: the reference caches nothing.
-* **ours**: ``prepare`` + ``evaluate`` + ``cleanup`` of the TEBench adapter, executor ``local``,
+* **ours**: ``prepare`` + ``evaluate`` + ``cleanup`` of the TEBench adapter, executor ``local``
+  (one per instance, as one worker; its Maven builds in a warm Maven JVM unless ``--warm-jvm off``),
   offline: the first system from an empty cache (gold's runs on V0 included), the second with
   gold's record cached. Whatever our code does when this runs is what is measured.
 
@@ -77,6 +78,9 @@ from pytest_tebench.context import TebenchOptions
 from pytest_tebench.context import build_context
 from pytest_tebench.instance.datasets import load_records
 from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.run.executors import DEFAULT_WARM_JVM
+from pytest_tebench.run.executors import WARM_JVM_CHOICES
+from pytest_tebench.run.executors import warm_jvm
 from pytest_tebench.run.local import LocalExecutor
 from pytest_tebench.run.maven.dist import default_dist_cache
 from pytest_tebench.run.maven.dist import maven_home
@@ -330,9 +334,8 @@ class Reference:
         return len(self.launches.read_text().splitlines()) if self.launches.is_file() else 0
 
 
-def ours_context(cache: Path, links: Path) -> EvalContext:
+def ours_context(cache: Path, links: Path, executor: LocalExecutor) -> EvalContext:
     options = TebenchOptions(predictions="gold", offline=True, cache_dir=cache, repos=(links,))
-    executor = LocalExecutor()
     return build_context(options, executor=lambda: executor)
 
 
@@ -433,7 +436,10 @@ def measure(
     reference on gold and on ``other``, ours on ``other`` (gold cached)."""
     gold = adapter.gold_patch(instance)
     reference = setup.reference
-    ctx = ours_context(setup.work / f"cache-{instance.instance_id}", setup.work / "repos")
+    # one executor per instance, as one worker: with a warm Maven JVM, gold's runs start it and
+    # the prediction's launch finds it warm (a worker's steady state)
+    executor = LocalExecutor(warm_jvm=setup.warm_jvm)
+    ctx = ours_context(setup.work / f"cache-{instance.instance_id}", setup.work / "repos", executor)
     result = Measured()
     first, result.seconds["ours", "first"] = ours_item(adapter, instance, ctx, "first", gold)
     result.outcome["ours", "first"] = _ours_outcome(first)
@@ -463,6 +469,7 @@ def measure(
     )
     result.outcome["ours", "second"] = _ours_outcome(second)
     result.downloads = downloads_since(setup.maven_repo, started)
+    executor.close()
     shutil.rmtree(ctx.cache_dir, ignore_errors=True)
     return result
 
@@ -473,7 +480,7 @@ def _ours_outcome(record: dict[str, Any]) -> str:
     return (
         f"{record['status']}, s_exec {update.get('s_exec')}, s_update {update.get('s_update')}, "
         f"gold {(update.get('gold') or {}).get('cache')} ({(update.get('gold') or {}).get('seconds')} s), "
-        f"timings {timings}, error {record.get('error')}"
+        f"timings {timings}, warm JVM {update.get('warm_jvm')}, error {record.get('error')}"
     )
 
 
@@ -513,6 +520,7 @@ class Setup:
     work: Path
     maven_repo: Path
     reference: Reference
+    warm_jvm: bool = False
 
 
 def main() -> None:
@@ -536,6 +544,13 @@ def main() -> None:
         "timed is this run's own",
     )
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--warm-jvm",
+        choices=WARM_JVM_CHOICES,
+        default=DEFAULT_WARM_JVM,
+        help="ours' Maven builds in a warm Maven JVM (--tebench-warm-jvm); the bare mvn runs stay cold. "
+        "Default: %(default)s.",
+    )
     args = parser.parse_args()
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="tebench-refcost-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -549,9 +564,13 @@ def main() -> None:
     limits = {"timeout_compile": 3600, "timeout_test": 3600, "timeout_warmup": 3600}
     adapter = create_adapter({"maven_repo": maven_repo, **limits}, work)
     setup = Setup(
-        work, maven_repo, Reference(args.reference.resolve(), args.reference_python, work, maven_repo)
+        work,
+        maven_repo,
+        Reference(args.reference.resolve(), args.reference_python, work, maven_repo),
+        warm_jvm=warm_jvm(args.warm_jvm),
     )
     show("work directory", work)
+    show("ours: warm Maven JVM (--warm-jvm)", args.warm_jvm)
     show("load average at start (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg()))
     totals = {"reference": 0.0, "ours": 0.0}
     measured = 0

@@ -50,7 +50,7 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
             return {
                 key: strip(item)
                 for key, item in value.items()
-                if key not in ("timings", "seconds", "worker", "cache", "key", "prebuilt")
+                if key not in ("timings", "seconds", "worker", "cache", "key", "prebuilt", "warm_jvm")
             }
         if isinstance(value, list):
             return [strip(item) for item in value]

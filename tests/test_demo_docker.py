@@ -36,7 +36,8 @@ def _scores(report: dict[str, Any]) -> dict[str, Any]:
         update = {
             k: v
             for k, v in record["update"].items()
-            if k not in ("timings", "gold", "executor", "java_version", "maven_version", "prebuilt")
+            if k
+            not in ("timings", "gold", "executor", "java_version", "maven_version", "prebuilt", "warm_jvm")
         }
         update["prebuilt_used"] = str(record["update"].get("prebuilt") or "").split(" ", 1)[0]
         scored[record["instance_id"]] = (record["status"], record["identification"], update)

@@ -32,12 +32,14 @@ SCORES = ("s_exec", "s_line", "s_branch", "s_mod", "s_update")
 
 
 def _comparable(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """Results without wall-clock timings and cache provenance (they differ run to run by design)."""
+    """Results without wall-clock timings, cache provenance and how Maven was launched (they differ run to run by design)."""
     out = []
     for original in report["results"]:
         record = {k: v for k, v in original.items() if k not in ("timings", "cache")}
         if record.get("update"):
-            record["update"] = {k: v for k, v in record["update"].items() if k not in ("timings", "gold")}
+            record["update"] = {
+                k: v for k, v in record["update"].items() if k not in ("timings", "gold", "warm_jvm")
+            }
         out.append(record)
     return out
 

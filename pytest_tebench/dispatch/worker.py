@@ -125,6 +125,7 @@ class _WorkerState:
                 values.get("docker_memory"),
                 values.get("docker_cpus"),
                 values.get("jdk"),
+                values.get("warm_jvm"),
             ]
         )
         with self.lock:

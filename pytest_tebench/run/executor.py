@@ -57,6 +57,10 @@ class BuildStep:
     #: need their own environment, e.g. SWE-bench). The image's own ``ENV`` (PATH...) then stands;
     #: only container executors can honour it (the local executor refuses such a step).
     image: str = ""
+    #: The build layer checked that this Maven step may run in a warm Maven JVM
+    #: (:mod:`~pytest_tebench.run.maven.warm`): its build's Surefire forks the tests (never
+    #: ``forkCount=0``), so no test runs in Maven's own JVM. Executors without one ignore it.
+    warm: bool = False
 
 
 #: Characters kept of one output line; the rest of a longer line is dropped.

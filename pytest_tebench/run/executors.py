@@ -27,6 +27,11 @@ EXECUTORS = ("local", "docker", "auto")
 DEFAULT_EXECUTOR = "auto"
 DEFAULT_MEMORY = "4g"
 DEFAULT_CPUS = 2.0
+#: Maven steps on the local executor run in a warm Maven JVM per worker and JDK
+#: (:mod:`~pytest_tebench.run.maven.warm`): measured 18-21 s cold against 8-10 s warm per
+#: jsoup prediction launch (docs/speed.md), with the same verdicts.
+WARM_JVM_CHOICES = ("on", "off")
+DEFAULT_WARM_JVM = "on"
 #: Said once per run when ``auto`` found no engine and predictions ran on the host.
 UNSANDBOXED_WARNING = (
     "WARNING: no Docker engine answered, so predictions ran unsandboxed on this machine "
@@ -48,6 +53,11 @@ EXECUTOR_OPTIONS: tuple[OptionSpec, ...] = (
                help="Memory limit of a build container (e.g. 4g, 512m). Default: %(default)s."),
     OptionSpec("docker-cpus", metavar="N", type=cpus, default=DEFAULT_CPUS,
                help="CPU limit of a build container. Default: %(default)s."),
+    OptionSpec("warm-jvm", metavar="on|off", default=DEFAULT_WARM_JVM, choices=WARM_JVM_CHOICES,
+               help="'on': the local executor keeps one warm Maven JVM per worker and JDK and runs "
+               "evaluation builds in it (a fresh Plexus container and test JVM per build; builds "
+               "whose tests would run in Maven's JVM stay cold); 'off': a cold mvn per build. "
+               "Docker runs a container per step, always cold. Default: %(default)s."),
 )  # fmt: skip
 
 
@@ -60,6 +70,8 @@ class ExecutorOptions:
     memory: str = DEFAULT_MEMORY
     cpus: float = DEFAULT_CPUS
     run_id: str | None = None
+    #: ``--tebench-warm-jvm``: the local executor's Maven steps in a warm Maven JVM.
+    warm_jvm: bool = DEFAULT_WARM_JVM == "on"
 
     @classmethod
     def from_values(cls, name: str, values: Mapping[str, Any], **extra: Any) -> ExecutorOptions:
@@ -70,8 +82,16 @@ class ExecutorOptions:
             image=values.get("image"),
             memory=str(values.get("docker_memory") or DEFAULT_MEMORY),
             cpus=float(values.get("docker_cpus") or DEFAULT_CPUS),
+            warm_jvm=warm_jvm(values.get("warm_jvm") or DEFAULT_WARM_JVM),
             **extra,
         )
+
+
+def warm_jvm(value: str) -> bool:
+    """``--tebench-warm-jvm``'s value as a switch; anything but ``on``/``off`` is an error."""
+    if value not in WARM_JVM_CHOICES:
+        raise HarnessError(f"--tebench-warm-jvm: expected one of {WARM_JVM_CHOICES}, got {value!r}")
+    return value == "on"
 
 
 def docker_available() -> bool:
@@ -98,7 +118,7 @@ def create_executor(options: ExecutorOptions, progress: Callable[[str], None] | 
     if name == "local":
         from pytest_tebench.run.local import LocalExecutor
 
-        return LocalExecutor(jdks=local_jdks(options.jdk))
+        return LocalExecutor(jdks=local_jdks(options.jdk), warm_jvm=options.warm_jvm)
     from pytest_tebench.run.docker import DockerExecutor
 
     executor = DockerExecutor(

@@ -28,6 +28,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
@@ -38,6 +39,7 @@ from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
 from pytest_tebench.run.maven import toolchains
+from pytest_tebench.run.maven import warm
 from pytest_tebench.run.maven.jdk import JdkInstall
 from pytest_tebench.run.maven.jdk import discover_jdks
 
@@ -70,6 +72,8 @@ class LocalExecutor:
         *,
         jdks: Mapping[int, JdkInstall | Path] | None = None,
         tail_lines: int = DEFAULT_TAIL_LINES,
+        warm_jvm: bool = False,
+        warm_cache: Path | None = None,
     ) -> None:
         found = discover_jdks() if jdks is None else jdks
         self.jdks: dict[int, Path] = {
@@ -77,6 +81,9 @@ class LocalExecutor:
             for version, jdk in found.items()
         }
         self.tail_lines = tail_lines
+        #: ``--tebench-warm-jvm``: Maven steps the build layer marked run in a warm Maven JVM
+        #: (:mod:`~pytest_tebench.run.maven.warm`), one per JDK, kept until :meth:`close`.
+        self.warm = warm.WarmMaven(warm_cache) if warm_jvm else None
 
     def java_versions(self) -> tuple[int, ...]:
         return tuple(sorted(self.jdks))
@@ -126,6 +133,7 @@ class LocalExecutor:
             raise HarnessError(
                 f"step {step.name!r} needs the container image {step.image}: use a Docker executor"
             )
+        cold_why = warm.refusal(step, workspace) if self.warm is not None else ""
         step = expand_placeholders(
             step, workspace=str(workspace.resolve()), maven_repo=str(maven_repo.resolve())
         )
@@ -139,9 +147,57 @@ class LocalExecutor:
                 argv, str(maven_repo.resolve() / toolchains.offer(maven_repo, homes))
             )
         env = self._environment(step, java_home)
+        _check_program(argv[0], env)
+        if self.warm is not None and not cold_why and java_home is not None:
+            done, cold_why = self._run_warm(workspace, replace(step, argv=argv), java_home)
+            if done is not None:
+                return done
+        result = self._run_cold(workspace, step, argv, env, java_home)
+        if self.warm is not None:
+            result.extra["warm_jvm"] = f"off: {cold_why}" if cold_why else "off"
+        return result
+
+    def _run_warm(self, workspace: Path, step: BuildStep, java_home: Path) -> tuple[StepResult | None, str]:
+        """``step`` (expanded, with its final ``argv``) in the warm Maven JVM of ``java_home``;
+        ``None`` and why when the server died under it (the step then runs cold)."""
+        assert self.warm is not None
         tail: deque[str] = deque(maxlen=self.tail_lines)
         started = time.monotonic()
-        _check_program(argv[0], env)
+        clock = PhaseClock(step, started)
+        server_env = self._environment(replace(step, env=()), java_home)
+        code, outcome, how = self.warm.run(
+            step,
+            workspace.resolve(),
+            java_home=java_home,
+            server_env=server_env,
+            clock=clock,
+            emit=tail.append,
+        )
+        if outcome == "died":
+            return None, "the warm server ended during the build (run again cold)"
+        if outcome == "timeout":
+            tail.append(f"\n{clock.killed_message()}\n")
+        return StepResult(
+            name=step.name,
+            argv=step.argv,
+            exit_code=code,
+            timed_out=outcome == "timeout",
+            duration=time.monotonic() - started,
+            output="".join(tail),
+            runtime=str(java_home),
+            extra={"executor": self.name, "maven": step.argv[0], "warm_jvm": how},
+        ), ""
+
+    def _run_cold(
+        self,
+        workspace: Path,
+        step: BuildStep,
+        argv: tuple[str, ...],
+        env: dict[str, str],
+        java_home: Path | None,
+    ) -> StepResult:
+        tail: deque[str] = deque(maxlen=self.tail_lines)
+        started = time.monotonic()
         try:
             process = subprocess.Popen(
                 # -E -S: the reaper needs only the standard library and no PYTHON* settings
@@ -193,7 +249,9 @@ class LocalExecutor:
         )
 
     def close(self) -> None:
-        """Nothing to release: every step's processes are gone when :meth:`run` returns."""
+        """Stop the warm Maven servers; every step's own processes are gone when :meth:`run` returns."""
+        if self.warm is not None:
+            self.warm.close()
 
 
 def _check_program(program: str, env: Mapping[str, str]) -> None:

@@ -462,6 +462,8 @@ class UpdateEvaluator:
             "error": run.error or None,
             # how the production code was had: "reused <key>", or "off: <why>" (compiled in the launch)
             "prebuilt": run.prebuilt or None,
+            # the test launch in a warm Maven JVM: "started"/"reused", or "off: <why>" (cold)
+            "warm_jvm": run.warm_jvm or None,
         }
         if run.status.startswith("timeout"):
             # not a score: the scores of an unfinished run would only look like one

@@ -239,6 +239,47 @@ def surefire_version(planned: Iterable[Artifact]) -> str:
     return min(versions, key=version_key, default="")
 
 
+def surefire_forks(effective_pom: str) -> bool:
+    """Whether every Surefire of the effective POM runs the tests in forked JVMs: none sets
+    ``forkCount`` to 0 (``0``, ``0C``) or ``forkMode`` to ``never`` (in the plugin's or an
+    execution's configuration), and none leaves either to an unresolved expression. Only then may
+    the build run in a warm Maven JVM (:mod:`~pytest_tebench.run.maven.warm`). Raises ``ET.ParseError``."""
+    for project in _projects(effective_pom):
+        for node in _children(_child(_child(project, "build"), "plugins"), "plugin"):
+            coordinates = (_text(node, "groupId", "org.apache.maven.plugins"), _text(node, "artifactId"))
+            if coordinates != SUREFIRE_PLUGIN:
+                continue
+            configurations = [_child(node, "configuration")] + [
+                _child(execution, "configuration")
+                for execution in _children(_child(node, "executions"), "execution")
+            ]
+            for configuration in configurations:
+                count = _text(configuration, "forkCount").strip()
+                mode = _text(configuration, "forkMode").strip()
+                if "${" in count + mode or mode == "never" or re.fullmatch(r"0+(\.0*)?C?", count):
+                    return False
+    return True
+
+
+def read_plan(workspace: Path) -> list[Artifact] | None:
+    """The plan of the effective POM a step wrote into ``workspace`` (``None``: absent or unreadable)."""
+    path = workspace / EFFECTIVE_POM
+    try:
+        return plan(path.read_text(encoding="utf-8"))
+    except (OSError, ET.ParseError):
+        return None
+
+
+def read_forks(workspace: Path) -> bool:
+    """Whether the effective POM a step wrote into ``workspace`` forks every test JVM
+    (``surefire_forks``; False when it is absent or unreadable)."""
+    path = workspace / EFFECTIVE_POM
+    try:
+        return surefire_forks(path.read_text(encoding="utf-8"))
+    except (OSError, ET.ParseError):
+        return False
+
+
 def version_key(version: str) -> tuple[int, ...]:
     """Numeric parts of a plugin version, for ordering: ``3.0.0-M5`` -> (3, 0, 0, 5)."""
     return tuple(int(part) for part in re.findall(r"\d+", version))

@@ -19,6 +19,9 @@ STATE_DIR = ".tebench"
 JOURNAL = "warmups.jsonl"
 #: The journal field holding the oldest Surefire the build's effective POM runs ("" unknown).
 SUREFIRE = "surefire"
+#: The journal field saying whether every Surefire of the build's effective POM forks the tests
+#: (``buildplan.surefire_forks``): only then may its launches run in a warm Maven JVM.
+FORKS = "forks"
 
 
 def journal_path(maven_repo: Path) -> Path:
@@ -57,4 +60,14 @@ def recorded_surefire(maven_repo: Path, build: str) -> str:
     for entry in read_journal(maven_repo):
         if entry.get("build") == build and entry.get("ok") and entry.get(SUREFIRE):
             found = str(entry[SUREFIRE])
+    return found
+
+
+def recorded_forks(maven_repo: Path, build: str) -> bool:
+    """Whether the last good check of build digest ``build`` found that its tests run in forked
+    JVMs (False when no check recorded it: such a build never runs warm)."""
+    found = False
+    for entry in read_journal(maven_repo):
+        if entry.get("build") == build and entry.get("ok") and FORKS in entry:
+            found = entry[FORKS] is True
     return found

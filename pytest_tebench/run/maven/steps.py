@@ -158,6 +158,7 @@ def selection_step(
     whole_modules: bool = False,
     test_network: bool = False,
     java_options: Sequence[str] = (),
+    warm: bool = False,
 ) -> BuildStep:
     """``mvn test -Dtest=<selectors>``; with ``includes`` the JaCoCo agent rides along in
     ``JAVA_TOOL_OPTIONS``. ``tests=None`` or empty selects :data:`WARMUP_SELECTOR` (warm-up).
@@ -166,7 +167,8 @@ def selection_step(
     the built modules run their whole test phase as the project's own ``mvn test`` does.
     ``test_network`` lets the tests reach the network (Maven itself stays offline);
     ``java_options`` go to every ``java`` launch of the step through ``JDK_JAVA_OPTIONS``
-    (:mod:`~pytest_tebench.run.maven.modulepath`)."""
+    (:mod:`~pytest_tebench.run.maven.modulepath`); ``warm``: the build's tests fork, so the step
+    may run in a warm Maven JVM (``BuildStep.warm``)."""
     chosen = list(tests) if tests is not None else []
     selector = selectors(chosen, by_class=by_class) if chosen else WARMUP_SELECTOR
     select = () if whole_modules and chosen else (f"-Dtest={selector}",)
@@ -185,6 +187,7 @@ def selection_step(
         network=not offline,
         test_network=test_network,
         tools=maven,
+        warm=warm,
     )
 
 

@@ -50,6 +50,7 @@ from pytest_tebench.run.maven.jacoco import fit_includes
 from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
+from pytest_tebench.run.maven.journal import recorded_forks
 from pytest_tebench.run.maven.journal import recorded_surefire
 from pytest_tebench.run.maven.modulepath import opens_for_tests
 from pytest_tebench.run.maven.prebuilt import Prebuilt
@@ -204,6 +205,13 @@ class SelectionRun:
         return ""
 
     @property
+    def warm_jvm(self) -> str:
+        """How the test launch's Maven ran (``--tebench-warm-jvm``): a warm JVM ``started`` or
+        ``reused``, ``off: <why>`` (cold), "" where the executor has none (Docker, or off)."""
+        launches = [step for step in self.steps if step.name.startswith(("compile+test", "test"))]
+        return launches[-1].extra.get("warm_jvm", "") if launches else ""
+
+    @property
     def harness_failed(self) -> bool:
         """The harness could not evaluate (an error for the item, never a score)."""
         return self.status == BUILD_ERROR
@@ -243,6 +251,8 @@ class SelectionRun:
                     "timed_out": step.timed_out,
                     "duration": round(step.duration, 3),
                     "runtime": step.runtime,
+                    # how the local executor ran it: a warm Maven JVM "started"/"reused", or "off: why"
+                    "warm_jvm": step.extra.get("warm_jvm"),
                     "output_tail": step.output,
                 }
                 for step in self.steps
@@ -317,6 +327,8 @@ def run_selection(
     )
     settings = settings.for_surefire(recorded_surefire(settings.maven_repo, build))
     run = _Run(executor, workspace, sorted(set(selection)), settings)
+    # the journal's check of this build's effective POM: its tests fork, so it may run warm
+    run.warm = recorded_forks(settings.maven_repo, build)
     return run.execute()
 
 
@@ -334,6 +346,8 @@ class _Run:
         self.timings: dict[str, float] = {}
         self.reactor = read_reactor(workspace, settings.java_version)
         self.prebuilt = ""
+        #: The build's Surefire forks every test JVM (``BuildStep.warm``).
+        self.warm = False
 
     def finish(
         self, status: str, compile_ok: bool | None, test_compile_ok: bool | None, **rest: Any
@@ -388,6 +402,7 @@ class _Run:
             java_options=opens_for_tests(self.workspace, self.reactor.modules)
             if settings.java_version >= 9
             else (),
+            warm=self.warm,
         )
         if name == "compile+test":
             step = replace(step, phase_marker=SUREFIRE_STARTS, phase_timeout=settings.test_timeout)

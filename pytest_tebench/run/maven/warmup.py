@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -56,6 +55,7 @@ from pytest_tebench.run.maven.jacoco import AGENT_JAR
 from pytest_tebench.run.maven.jacoco import CLI_ARTIFACT
 from pytest_tebench.run.maven.jacoco import CLI_JAR
 from pytest_tebench.run.maven.jacoco import project_includes
+from pytest_tebench.run.maven.journal import FORKS
 from pytest_tebench.run.maven.journal import STATE_DIR
 from pytest_tebench.run.maven.journal import SUREFIRE
 from pytest_tebench.run.maven.journal import append_entry
@@ -175,10 +175,10 @@ def _warmed_since(settings: RunSettings, key: str, since: float, build: str = ""
 
 def build_checked(settings: RunSettings, key: str, build: str) -> bool:
     """Whether build ``build`` of ``key`` was warmed or found complete in the repository before
-    (by a harness that recorded the Surefire its effective POM runs: an older entry is checked
-    again, once)."""
+    (by a harness that recorded the Surefire its effective POM runs and whether it forks the
+    tests: an older entry is checked again, once)."""
     return any(
-        e.get("project") == key and e.get("ok") and e.get("build") == build and SUREFIRE in e
+        e.get("project") == key and e.get("ok") and e.get("build") == build and SUREFIRE in e and FORKS in e
         for e in read_journal(settings.maven_repo)
     )
 
@@ -254,7 +254,8 @@ def warm_up(
                     "build": build or None,
                     "unpublished": list(unpublished) or None,
                     # the Surefire of the effective POM the attempt computed ("" none)
-                    SUREFIRE: buildplan.surefire_version(read_plan(workspace) or []),
+                    SUREFIRE: buildplan.surefire_version(buildplan.read_plan(workspace) or []),
+                    FORKS: buildplan.read_forks(workspace),
                 },
             )
             if not error or not transient:
@@ -398,7 +399,7 @@ def _resolve_plan(
             return [], steps, _unpublished_or(effective.output, "")
         # not the POMs' fault (a broken help plugin?): the build steps still warm what they reach
         return [], steps, None
-    planned = read_plan(workspace) or []
+    planned = buildplan.read_plan(workspace) or []
     missing = buildplan.missing_from(settings.maven_repo, planned)
     # Surefire resolves its provider in a tree of its own (launcher 1.9.3 for surefire 3.2.5,
     # whatever JUnit the project uses), and a plugin's declared dependencies join the plugin's
@@ -453,15 +454,6 @@ def _absent(outputs: Iterable[str]) -> list[buildplan.Artifact]:
             parts = coordinates.split(":")
             absent.append(buildplan.Artifact(parts[0], parts[1], parts[-1], kind="unpublished"))
     return absent
-
-
-def read_plan(workspace: Path) -> list[buildplan.Artifact] | None:
-    """The plan of the effective POM a step wrote into ``workspace`` (``None``: absent or unreadable)."""
-    path = workspace / buildplan.EFFECTIVE_POM
-    try:
-        return buildplan.plan(path.read_text(encoding="utf-8"))
-    except (OSError, ET.ParseError):
-        return None
 
 
 def _online(step: BuildStep) -> BuildStep:
@@ -524,7 +516,7 @@ def run_warmed(
     warmed: WarmupResult | None = None
     probe = check = 0.0
     if not build_checked(settings, key, build):
-        complete, check, surefire = _complete_offline(executor, workspace, settings)
+        complete, check, surefire, forks = _complete_offline(executor, workspace, settings)
         probe = check
         if complete:
             _journal(
@@ -536,6 +528,7 @@ def run_warmed(
                     "online": False,
                     "ended": time.time(),
                     SUREFIRE: surefire,
+                    FORKS: forks,
                 },
             )
         else:
@@ -567,10 +560,12 @@ def run_warmed(
     return WarmedRun(run, warmed, probe, check)
 
 
-def _complete_offline(executor: Executor, workspace: Path, settings: RunSettings) -> tuple[bool, float, str]:
+def _complete_offline(
+    executor: Executor, workspace: Path, settings: RunSettings
+) -> tuple[bool, float, str, bool]:
     """Whether the repository holds everything the workspace's effective POM names (computed
-    offline), the seconds it took, and the Surefire version it runs. ``False`` when the
-    effective POM cannot be computed."""
+    offline), the seconds it took, the Surefire version it runs and whether its tests fork.
+    ``False`` when the effective POM cannot be computed."""
     step = effective_pom_step(
         buildplan.EFFECTIVE_POM,
         java_version=settings.java_version,
@@ -579,11 +574,12 @@ def _complete_offline(executor: Executor, workspace: Path, settings: RunSettings
         extra_args=settings.maven_args,
     )
     result = executor.run(workspace, step, maven_repo=settings.maven_repo)
-    planned = read_plan(workspace) if result.ok else None
+    planned = buildplan.read_plan(workspace) if result.ok else None
+    forks = result.ok and buildplan.read_forks(workspace)
     with contextlib.suppress(OSError):
         (workspace / buildplan.EFFECTIVE_POM).unlink()
     complete = planned is not None and not buildplan.missing_from(settings.maven_repo, planned)
-    return complete, result.duration, buildplan.surefire_version(planned or [])
+    return complete, result.duration, buildplan.surefire_version(planned or []), forks
 
 
 def needs_warmup(run: SelectionRun) -> bool:

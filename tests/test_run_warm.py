@@ -1,0 +1,403 @@
+"""The warm Maven JVM (run/maven/warm.py) and the local executor's use of it.
+
+The server itself runs here for real, on a stand-in Maven distribution compiled from
+tests/fixtures/warm-maven-stub (a MavenCli whose arguments are actions): isolation between builds,
+timeouts, a server that dies, leftover processes and threads. What the build layer decides (which
+steps may run warm) is tested on effective POMs and journal entries written by hand. The real
+Maven equivalence (cold vs warm on the demo) is the one ``maven`` test at the end.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pytest_tebench.errors import HarnessError
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executors import EXECUTOR_OPTIONS
+from pytest_tebench.run.executors import ExecutorOptions
+from pytest_tebench.run.executors import warm_jvm
+from pytest_tebench.run.local import LocalExecutor
+from pytest_tebench.run.maven import warm
+from pytest_tebench.run.maven.buildplan import surefire_forks
+from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.run.maven.journal import FORKS
+from pytest_tebench.run.maven.journal import append_entry
+from pytest_tebench.run.maven.journal import recorded_forks
+from pytest_tebench.run.maven.steps import selection_step
+
+from conftest import PREDICTIONS
+from conftest import DemoRun
+
+STUB = Path(__file__).parent / "fixtures" / "warm-maven-stub"
+MVN = "{tool:maven}/bin/mvn"
+
+
+def _jdk() -> Path | None:
+    found = {v: j.home for v, j in discover_jdks().items() if v >= 9 and (j.home / "bin" / "javac").is_file()}
+    return found[max(found)] if found else None
+
+
+JDK = _jdk()
+needs_jdk = pytest.mark.skipif(JDK is None, reason="needs a JDK 9+ with javac")
+
+
+def _jar(target: Path, classes: Path, prefix: str) -> None:
+    with zipfile.ZipFile(target, "w") as jar:
+        for path in sorted(classes.rglob("*.class")):
+            name = path.relative_to(classes).as_posix()
+            if name.startswith(prefix):
+                jar.write(path, name)
+
+
+@pytest.fixture(scope="module")
+def fake_maven(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Maven home of stand-ins: boot/plexus-classworlds-stub.jar, lib/maven-embedder-stub.jar,
+    bin/m2.conf as Maven's, and a bin/mvn that only says it ran (the cold path)."""
+    assert JDK is not None
+    home = tmp_path_factory.mktemp("maven") / "apache-maven-stub"
+    classes = home.parent / "classes"
+    sources = [str(p) for p in STUB.glob("*.java")]
+    subprocess.run([str(JDK / "bin" / "javac"), "-nowarn", "-d", str(classes), *sources], check=True)
+    for folder in ("boot", "lib", "bin"):
+        (home / folder).mkdir(parents=True)
+    _jar(home / "boot" / "plexus-classworlds-stub.jar", classes, "org/codehaus/")
+    _jar(home / "lib" / "maven-embedder-stub.jar", classes, "org/apache/")
+    (home / "bin" / "m2.conf").write_text(
+        "main is org.apache.maven.cli.MavenCli from plexus.core\n\n"
+        "set maven.conf default ${maven.home}/conf\n\n"
+        "[plexus.core]\nload       ${maven.home}/lib/*.jar\n",
+        encoding="utf-8",
+    )
+    mvn = home / "bin" / "mvn"
+    mvn.write_text('#!/bin/sh\necho "[cold mvn] $*"\n', encoding="utf-8")
+    mvn.chmod(0o755)
+    return home
+
+
+@pytest.fixture
+def executor(tmp_path: Path):  # type: ignore[no-untyped-def]
+    assert JDK is not None
+    found = LocalExecutor(jdks={17: JDK}, warm_jvm=True, warm_cache=tmp_path / "warm-cache")
+    yield found
+    found.close()
+
+
+def _step(
+    fake_maven: Path, *args: str, warm_ok: bool = True, timeout: float = 60, **rest: object
+) -> BuildStep:
+    return BuildStep(
+        name="compile+test",
+        argv=(MVN, *args),
+        timeout=timeout,
+        java_version=17,
+        tools=(("maven", str(fake_maven)),),
+        warm=warm_ok,
+        **rest,  # type: ignore[arg-type]
+    )
+
+
+def _run(executor: LocalExecutor, tmp_path: Path, step: BuildStep):  # type: ignore[no-untyped-def]
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    return executor.run(workspace, step, maven_repo=tmp_path / "repo")
+
+
+# -- the server, on the stand-in Maven ---------------------------------------------------------
+
+
+@needs_jdk
+def test_builds_share_the_server_but_not_system_properties(
+    executor: LocalExecutor, fake_maven: Path, tmp_path: Path
+) -> None:
+    first = _run(
+        executor, tmp_path, _step(fake_maven, "set-prop=tebench.leak", "print-prop=tebench.leak", "user-dir")
+    )
+    second = _run(executor, tmp_path, _step(fake_maven, "print-prop=tebench.leak", "code=5"))
+    assert first.ok and first.extra["warm_jvm"] == "started"
+    assert "[stub] property tebench.leak=leaked" in first.output
+    assert f"[stub] user.dir={(tmp_path / 'ws').resolve()}" in first.output
+    # the same JVM (the core realm's counter went on) and the property the first build set is gone
+    assert second.extra["warm_jvm"] == "reused"
+    assert "[stub] build 2 in" in second.output
+    assert "[stub] property tebench.leak=null" in second.output
+    assert second.exit_code == 5 and not second.timed_out
+
+
+@needs_jdk
+def test_a_steps_variables_reach_its_forks_and_no_later_build(
+    executor: LocalExecutor, fake_maven: Path, tmp_path: Path
+) -> None:
+    first = _run(
+        executor, tmp_path, _step(fake_maven, "print-env=TEBENCH_AGENT", env=(("TEBENCH_AGENT", "on"),))
+    )
+    second = _run(executor, tmp_path, _step(fake_maven, "print-env=TEBENCH_AGENT"))
+    assert "[stub] env TEBENCH_AGENT=on" in first.output
+    assert "[stub] fork env TEBENCH_AGENT=on" in first.output
+    assert second.extra["warm_jvm"] == "reused"
+    assert "[stub] env TEBENCH_AGENT=null" in second.output
+    assert "[stub] fork env TEBENCH_AGENT=unset" in second.output
+
+
+@needs_jdk
+def test_a_build_that_leaves_a_thread_gets_a_new_server_next(
+    executor: LocalExecutor, fake_maven: Path, tmp_path: Path
+) -> None:
+    first = _run(executor, tmp_path, _step(fake_maven, "leave-thread"))
+    second = _run(executor, tmp_path, _step(fake_maven))
+    assert first.ok and "[stub] done" in first.output
+    assert second.extra["warm_jvm"] == "started"
+    assert "[stub] build 1 in" in second.output
+
+
+@needs_jdk
+def test_processes_a_build_left_are_killed(executor: LocalExecutor, fake_maven: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon.pid"
+    result = _run(executor, tmp_path, _step(fake_maven, f"spawn-daemon={pidfile}"))
+    assert result.ok
+    pid = int(pidfile.read_text().strip())
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    assert not alive, "the daemon a build started outlived it"
+    assert _run(executor, tmp_path, _step(fake_maven)).extra["warm_jvm"] == "reused"
+
+
+@needs_jdk
+def test_a_build_past_its_limit_kills_the_server(
+    executor: LocalExecutor, fake_maven: Path, tmp_path: Path
+) -> None:
+    started = time.monotonic()
+    result = _run(executor, tmp_path, _step(fake_maven, "sleep=60", timeout=3))
+    assert result.timed_out and result.exit_code is None
+    assert time.monotonic() - started < 30
+    assert "killed at its 3 s limit" in result.output
+    assert _run(executor, tmp_path, _step(fake_maven)).extra["warm_jvm"] == "started"
+
+
+@needs_jdk
+def test_a_server_that_dies_in_a_build_hands_the_step_to_a_cold_mvn(
+    executor: LocalExecutor, fake_maven: Path, tmp_path: Path
+) -> None:
+    result = _run(executor, tmp_path, _step(fake_maven, "exit=3"))
+    assert result.output.startswith("[cold mvn] ") and "exit=3" in result.output
+    assert result.extra["warm_jvm"].startswith("off: the warm server ended")
+    assert _run(executor, tmp_path, _step(fake_maven)).extra["warm_jvm"] == "started"
+
+
+@needs_jdk
+def test_unmarked_steps_run_cold(executor: LocalExecutor, fake_maven: Path, tmp_path: Path) -> None:
+    result = _run(executor, tmp_path, _step(fake_maven, "code=0", warm_ok=False))
+    assert result.output.startswith("[cold mvn] ") and "code=0" in result.output
+    assert result.extra["warm_jvm"].startswith("off: not marked warm")
+
+
+@needs_jdk
+def test_builds_at_once_get_a_server_each(executor: LocalExecutor, fake_maven: Path, tmp_path: Path) -> None:
+    results: dict[int, object] = {}
+
+    def build(code: int) -> None:
+        results[code] = _run(executor, tmp_path, _step(fake_maven, "sleep=2", f"code={code}"))
+
+    threads = [threading.Thread(target=build, args=(code,)) for code in (3, 4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert {code: results[code].exit_code for code in (3, 4)} == {3: 3, 4: 4}  # type: ignore[attr-defined]
+    for code in (3, 4):
+        assert results[code].output.count("[stub] done") == 1  # type: ignore[attr-defined]
+        assert results[code].extra["warm_jvm"] == "started"  # type: ignore[attr-defined]
+    # both went back idle: the next two builds reuse them
+    assert _run(executor, tmp_path, _step(fake_maven)).extra["warm_jvm"] == "reused"
+
+
+@needs_jdk
+def test_the_server_is_compiled_once_per_content(fake_maven: Path, tmp_path: Path) -> None:
+    assert JDK is not None
+    classes, conf = warm.server_files(JDK, fake_maven, tmp_path)
+    stamp = (classes / f"{warm.MAIN_CLASS}.class").stat().st_mtime_ns
+    assert warm.server_files(JDK, fake_maven, tmp_path) == (classes, conf)
+    assert (classes / f"{warm.MAIN_CLASS}.class").stat().st_mtime_ns == stamp
+    assert f"main is {warm.MAIN_CLASS} from plexus.core" in conf.read_text()
+
+
+# -- which steps may run warm ------------------------------------------------------------------
+
+
+def _plain(*args: str, **rest: object) -> BuildStep:
+    return BuildStep(
+        name="compile+test",
+        argv=(MVN, *args),
+        timeout=60,
+        tools=(("maven", "/m"),),
+        warm=True,
+        **rest,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize(
+    ("step", "why"),
+    [
+        (_plain("test"), ""),
+        (BuildStep(name="t", argv=(MVN, "test"), timeout=60, tools=(("maven", "/m"),)), "not marked warm"),
+        (_plain("test", network=True), "an online step"),
+        (BuildStep(name="t", argv=("mvn", "test"), timeout=60, warm=True), "not a build of a resolved Maven"),
+        (_plain("-f", "other/pom.xml", "test"), "another POM"),
+        (_plain("-DforkCount=0", "test"), "in Maven's JVM"),
+        (_plain("-DforkMode=never", "test"), "in Maven's JVM"),
+        (_plain("-Dtest=a\nb", "test"), "a line break"),
+    ],
+)
+def test_refusal(tmp_path: Path, step: BuildStep, why: str) -> None:
+    found = warm.refusal(step, tmp_path)
+    assert (found == "") if not why else (why in found)
+
+
+def test_jvm_config_keeps_a_build_cold_and_sets_the_base_directory(tmp_path: Path) -> None:
+    (tmp_path / ".mvn").mkdir()
+    module = tmp_path / "module"
+    module.mkdir()
+    assert warm.refusal(_plain("test"), module) == ""
+    assert warm.project_basedir(module) == tmp_path.resolve()
+    (tmp_path / ".mvn" / "jvm.config").write_text("-Xmx2g\n", encoding="utf-8")
+    assert warm.refusal(_plain("test"), module) == ".mvn/jvm.config sets JVM options"
+
+
+def test_request_carries_what_the_mvn_script_would_set(tmp_path: Path) -> None:
+    text = warm.request("n1", tmp_path, ("-o", "test"), {"JAVA_TOOL_OPTIONS": "-javaagent:a=b"})
+    assert text.splitlines() == [
+        "BEGIN n1",
+        f"CWD {tmp_path}",
+        "ENV JAVA_TOOL_OPTIONS=-javaagent:a=b",
+        "ENV MAVEN_CMD_LINE_ARGS= -o test",
+        f"ENV MAVEN_PROJECTBASEDIR={tmp_path.resolve()}",
+        f"ENV PWD={tmp_path}",
+        f"PROP maven.multiModuleProjectDirectory={tmp_path.resolve()}",
+        "ARG -o",
+        "ARG test",
+        "END",
+    ]
+    with pytest.raises(HarnessError, match="line break"):
+        warm.request("n1", tmp_path, ("-Da=\nEND",), {})
+
+
+def test_warm_conf_names_the_server_and_refuses_a_strange_conf(tmp_path: Path) -> None:
+    original = "main is org.apache.maven.cli.MavenCli from plexus.core\n[plexus.core]\nload ${maven.home}/lib/*.jar\n"
+    conf = warm.warm_conf(original, tmp_path)
+    assert "main is TebenchWarmMaven from plexus.core" in conf
+    assert conf.rstrip().endswith(f"load       {tmp_path}")
+    with pytest.raises(HarnessError, match=r"m2\.conf"):
+        warm.warm_conf("[plexus.core]\n", tmp_path)
+
+
+SUREFIRE = """<plugin><artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version>{}</plugin>"""
+
+
+def _effective(*plugins: str) -> str:
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><artifactId>a</artifactId>'
+        f"<build><plugins>{''.join(plugins)}</plugins></build></project>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("configuration", "forks"),
+    [
+        ("", True),
+        ("<configuration><forkCount>1</forkCount><reuseForks>false</reuseForks></configuration>", True),
+        ("<configuration><forkCount>1C</forkCount></configuration>", True),
+        ("<configuration><forkCount>0</forkCount></configuration>", False),
+        ("<configuration><forkCount>0C</forkCount></configuration>", False),
+        ("<configuration><forkMode>never</forkMode></configuration>", False),
+        ("<configuration><forkCount>${forks}</forkCount></configuration>", False),
+        (
+            "<executions><execution><id>it</id><configuration><forkCount>0</forkCount>"
+            "</configuration></execution></executions>",
+            False,
+        ),
+    ],
+)
+def test_tests_fork_reads_every_surefire_configuration(configuration: str, forks: bool) -> None:
+    assert surefire_forks(_effective(SUREFIRE.format(configuration))) is forks
+
+
+def test_other_plugins_fork_settings_do_not_count() -> None:
+    failsafe = "<plugin><artifactId>maven-failsafe-plugin</artifactId><configuration><forkCount>0</forkCount></configuration></plugin>"
+    assert surefire_forks(_effective(failsafe, SUREFIRE.format(""))) is True
+
+
+def test_only_a_recorded_forking_build_runs_warm(tmp_path: Path) -> None:
+    assert recorded_forks(tmp_path, "b1") is False  # never checked
+    append_entry(tmp_path, {"build": "b1", "ok": True, "surefire": "3.2.5"})  # before FORKS existed
+    assert recorded_forks(tmp_path, "b1") is False
+    append_entry(tmp_path, {"build": "b1", "ok": True, FORKS: True})
+    append_entry(tmp_path, {"build": "b2", "ok": True, FORKS: False})
+    append_entry(tmp_path, {"build": "b3", "ok": False, FORKS: True})
+    assert (
+        recorded_forks(tmp_path, "b1"),
+        recorded_forks(tmp_path, "b2"),
+        recorded_forks(tmp_path, "b3"),
+    ) == (
+        True,
+        False,
+        False,
+    )
+
+
+def test_selection_step_carries_the_mark() -> None:
+    tool = (("maven", "/m"),)
+    assert selection_step([], java_version=17, timeout=1, maven=tool, warm=True).warm
+    assert not selection_step([], java_version=17, timeout=1, maven=tool).warm
+
+
+def test_the_option_is_declared_validated_and_reaches_the_executor() -> None:
+    spec = next(s for s in EXECUTOR_OPTIONS if s.name == "warm-jvm")
+    assert spec.choices == ("on", "off") and spec.default == "on"
+    assert "warm Maven JVM" in spec.help
+    assert ExecutorOptions.from_values("local", {"warm_jvm": "off"}).warm_jvm is False
+    assert ExecutorOptions.from_values("local", {}).warm_jvm is True
+    with pytest.raises(HarnessError, match="warm-jvm"):
+        warm_jvm("yes")
+
+
+# -- real Maven: cold and warm give the same results -------------------------------------------
+
+
+@pytest.mark.maven
+def test_demo_results_are_the_same_cold_and_warm(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """Every status, test outcome and metric of the demo's update cases, cold then warm, each
+    with a cache of its own (so each builds gold and every prediction itself)."""
+    results, reports = {}, {}
+    for mode in ("off", "on"):
+        run = DemoRun(pytester, tmp_path / f"cache-{mode}")
+        result, report = run(str(PREDICTIONS / "update-cases.jsonl"), f"--tebench-warm-jvm={mode}")
+        assert result.ret == 0, result.stdout.str()[-3000:]
+        results[mode] = [_comparable(r) for r in report["results"]]  # type: ignore[attr-defined]
+        reports[mode] = report["results"]  # type: ignore[index]
+    assert len(results["on"]) >= 4
+    assert results["on"] == results["off"]
+    # every prediction's launch of the warm run ran in a warm JVM, none of the cold run's
+    assert {r["update"]["warm_jvm"] for r in reports["on"]} <= {"started", "reused"}
+    assert "reused" in {r["update"]["warm_jvm"] for r in reports["on"]}
+    assert {r["update"]["warm_jvm"] for r in reports["off"]} == {None}
+
+
+def _comparable(record: dict) -> dict:  # type: ignore[type-arg]
+    """A result without what differs run to run by design (timings, cache provenance, step logs)."""
+    drop = {"timings", "cache", "steps", "gold", "prebuilt", "warm_jvm"}
+
+    def clean(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if k not in drop}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return clean(record)  # type: ignore[return-value]
