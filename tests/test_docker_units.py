@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from pytest_tebench.run.docker import DockerExecutor
 from pytest_tebench.run.docker import PathMap
 from pytest_tebench.run.docker import image_jdk
 from pytest_tebench.run.docker import is_maven
+from pytest_tebench.run.docker import named_head
 from pytest_tebench.run.docker import path_maps
 from pytest_tebench.run.docker import translate
 from pytest_tebench.run.docker import translate_step
@@ -436,3 +438,45 @@ def test_a_failed_image_build_is_tried_once_more(monkeypatch: pytest.MonkeyPatch
     )
     with pytest.raises(HarnessError, match="down"):
         docker_image.ensure_image(object(), work_dir=tmp_path)
+
+
+def test_a_head_holds_links_to_what_the_poms_name_by_local_repository_path(tmp_path: Path) -> None:
+    # javaparser's argLine: -javaagent:'${settings.localRepository}/net/bytebuddy/...jar'; the
+    # offline step's head is what settings.localRepository names, so the jar must be found there
+    workspace, maven_repo = tmp_path / "ws", tmp_path / "m2"
+    (workspace / "core").mkdir(parents=True)
+    (workspace / "core" / "pom.xml").write_text(
+        "<project><build><plugins><plugin><configuration><argLine>-javaagent:'${settings.localRepository}"
+        "/net/bytebuddy/byte-buddy-agent/${bb.version}/byte-buddy-agent-${bb.version}.jar'</argLine>"
+        "</configuration></plugin></plugins></build></project>",
+        encoding="utf-8",
+    )
+    jar = maven_repo / "net/bytebuddy/byte-buddy-agent/1.14.0/byte-buddy-agent-1.14.0.jar"
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"jar")
+    (jar.parent / "_remote.repositories").write_text("", encoding="utf-8")
+    head = named_head(workspace, maven_repo)
+    assert head is not None
+    try:
+        link = head / "net/bytebuddy/byte-buddy-agent/1.14.0/byte-buddy-agent-1.14.0.jar"
+        # to the repository as the container sees it; the resolver's records stay out
+        assert (
+            os.readlink(link) == f"{CONTAINER_MAVEN_REPO}/net/bytebuddy/byte-buddy-agent/1.14.0/{link.name}"
+        )
+        assert not (link.parent / "_remote.repositories").exists()
+        executor = DockerExecutor("img:tag", client=_NoClient(), run_id="r1")
+        offline = BuildStep(name="test", argv=("mvn", "-o", "test"), timeout=60)
+        mounts = executor.container_spec(workspace, offline, maven_repo, head=head)["mounts"]
+        assert {m["Target"]: (m["Source"], m["ReadOnly"]) for m in mounts}[CONTAINER_MAVEN_HEAD] == (
+            str(head),
+            False,
+        )
+        # an online step writes the repository itself: no head
+        online = dataclasses.replace(offline, network=True)
+        mounts = executor.container_spec(workspace, online, maven_repo, head=head)["mounts"]
+        assert CONTAINER_MAVEN_HEAD not in {m["Target"] for m in mounts}
+    finally:
+        shutil.rmtree(head)
+    # nothing named, or named but absent from the repository: the empty head on /tmp as before
+    (workspace / "core" / "pom.xml").write_text("<project/>", encoding="utf-8")
+    assert named_head(workspace, maven_repo) is None

@@ -33,6 +33,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -60,6 +62,7 @@ from pytest_tebench.run.leftovers import cleanup_stale
 from pytest_tebench.run.leftovers import owner_labels
 from pytest_tebench.run.leftovers import remove_container
 from pytest_tebench.run.local import DEFAULT_TAIL_LINES
+from pytest_tebench.run.maven import local_repo
 from pytest_tebench.run.maven import toolchains
 from pytest_tebench.run.maven.toolchains import is_maven
 
@@ -181,6 +184,24 @@ def image_jdk(requested: int | None, available: Iterable[int]) -> int:
 # --------------------------------------------------------------------------- ownership
 
 
+def named_head(workspace: Path, maven_repo: Path) -> Path | None:
+    """A host folder for an offline step's repository head holding links to the files the
+    workspace's POMs name by local-repository path (``-javaagent:${settings.localRepository}/…``:
+    javaparser's byte-buddy agent, Mockito's), or None when no POM names one.
+
+    ``settings.localRepository`` is the head, and the empty head on ``/tmp`` lacks what Maven
+    finds in the read-only repository behind it: every test JVM would die at its ``-javaagent``.
+    The links point at the repository's container path; the caller removes the folder."""
+    folders = local_repo.named_artifact_dirs(workspace)
+    if not folders:
+        return None
+    head = Path(tempfile.mkdtemp(prefix="tebench-head-"))
+    if not local_repo.link_named_files(head, folders, [(maven_repo, CONTAINER_MAVEN_REPO)]):
+        shutil.rmtree(head, ignore_errors=True)
+        return None
+    return head
+
+
 def _chown_tree(root: Path, uid: int, gid: int) -> None:
     """``chown -R uid:gid root`` without following symlinks; skips entries already right."""
 
@@ -292,8 +313,12 @@ class DockerExecutor:
             mounts.append(docker.types.Mount(where[name], host_path, type="bind", read_only=True))
         return where, mounts
 
-    def container_spec(self, workspace: Path, step: BuildStep, maven_repo: Path) -> dict[str, Any]:
-        """Keyword arguments for ``containers.create``: everything the sandbox consists of."""
+    def container_spec(
+        self, workspace: Path, step: BuildStep, maven_repo: Path, *, head: Path | None = None
+    ) -> dict[str, Any]:
+        """Keyword arguments for ``containers.create``: everything the sandbox consists of.
+        ``head``: a host folder mounted as the writable head of an offline step's repository
+        (:func:`named_head`), instead of the empty one on ``/tmp``."""
         tools, tool_mounts = self._tool_mounts(step)
         step = expand_placeholders(
             step, workspace=CONTAINER_WORKSPACE, maven_repo=CONTAINER_MAVEN_REPO, tools=tools
@@ -316,6 +341,8 @@ class DockerExecutor:
                 CONTAINER_MAVEN_REPO, str(maven_repo), type="bind", read_only=not writable_repo
             ),
         ]
+        if head is not None and not writable_repo:
+            mounts.append(docker.types.Mount(CONTAINER_MAVEN_HEAD, str(head), type="bind", read_only=False))
         mounts += tool_mounts
         uid, gid = self._user()
         if step.image:
@@ -388,15 +415,16 @@ class DockerExecutor:
         if not step.argv:
             raise HarnessError(f"step {step.name!r} has no command")
         maven_repo.mkdir(parents=True, exist_ok=True)
+        head = None if step.image or step.network else named_head(workspace, maven_repo)
         if step.image:
             runtime = f"docker {step.image}"
             spec = self.container_spec(workspace, step, maven_repo)
         else:
             image_id = self._ensure_image()
-            spec = self.container_spec(workspace, step, maven_repo)
+            spec = self.container_spec(workspace, step, maven_repo, head=head)
             runtime = f"docker {self.image} ({image_id[:19]}) JAVA_HOME={spec['environment']['JAVA_HOME']}"
         spec.update(overrides or {})
-        restore = self._hand_over(workspace, maven_repo, step)
+        restore = self._hand_over(workspace, maven_repo, step, head)
         container: Any = None
         started = time.monotonic()
         exit_code: int | None = None
@@ -441,6 +469,8 @@ class DockerExecutor:
             if container is not None:
                 self._remove(container)
             restore()
+            if head is not None:
+                shutil.rmtree(head, ignore_errors=True)
         return StepResult(
             name=step.name,
             argv=tuple(spec["command"]),
@@ -471,7 +501,7 @@ class DockerExecutor:
                 if time.monotonic() - asked < window - 1:
                     raise HarnessError(f"lost the Docker engine during step {step.name}: {exc}") from exc
 
-    def _hand_over(self, workspace: Path, maven_repo: Path, step: BuildStep) -> Any:
+    def _hand_over(self, workspace: Path, maven_repo: Path, step: BuildStep, head: Path | None = None) -> Any:
         """Make the mounts writable for the container user; return the undo for the workspace.
 
         As root on the host, the step runs as the image's uid, so the workspace is chowned to it
@@ -485,6 +515,8 @@ class DockerExecutor:
         uid, gid = self._user()
         if step.network:
             _chown_tree(maven_repo, uid, gid)
+        if head is not None:
+            _chown_tree(head, uid, gid)  # removed after the step: nobody else owns it
         info = workspace.stat()
         _chown_tree(workspace, uid, gid)
 
