@@ -336,3 +336,36 @@ def test_abstract_test_methods_run_through_top_level_subclasses_only(tmp_path: P
     index = index_test_classes(tmp_path)
     assert "p.AbstractListTest$BulkTestSubList" in index
     assert concrete_classes("p.AbstractListTest", index) == ["p.TreeListTest"]
+
+
+def test_a_test_jvm_that_died_is_named_as_why_a_test_did_not_run(
+    workspace: Path, settings: RunSettings
+) -> None:
+    # an agent the fork could not load (-javaagent: a jar missing from the local repository):
+    # Surefire 2.22 logs the death and, with maven.test.failure.ignore, the step passes
+    console = (
+        "[INFO]  T E S T S\n"
+        "Error opening zip file or JAR manifest missing : /tmp/maven-repo/x/agent.jar\n"
+        "[ERROR] ExecutionException The forked VM terminated without properly saying goodbye. "
+        "VM crash or System.exit called?\n"
+        "[INFO] BUILD SUCCESS\n"
+    )
+
+    source = workspace / "src/test/java/p/ATest.java"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(
+        "package p; public class ATest { @org.junit.Test public void a() {} }", encoding="utf-8"
+    )
+
+    def build(ws: Path, step: BuildStep) -> StepResult:
+        (ws / "target/classes").mkdir(parents=True, exist_ok=True)
+        return result(step, output=console)
+
+    executor = ScriptedExecutor({"compile+test": build})
+    run = run_selection(executor, workspace, [A], replace(settings, coverage=False))
+    (outcome,) = run.tests
+    assert outcome.status == NOT_RUN
+    assert outcome.message == (
+        "the test JVM died before it reported this test: [ERROR] ExecutionException The forked VM "
+        "terminated without properly saying goodbye. VM crash or System.exit called?"
+    )

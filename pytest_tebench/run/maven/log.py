@@ -188,6 +188,16 @@ def diagnose_test_step(output: str, exit_code: int | None) -> Diagnosis:
     return diagnosis
 
 
+def test_jvm_death(output: str) -> str | None:
+    """Surefire's error line saying a test JVM died (an agent that failed to load, a
+    ``System.exit``), whether or not the step failed for it (``maven.test.failure.ignore``
+    lets Surefire 2.x go on); None when there is none."""
+    for line in clean_log(output).splitlines():
+        if line.startswith("[ERROR]") and _CRASH.search(line):
+            return line.strip()
+    return None
+
+
 def missing_artifacts(output: str) -> bool:
     """Whether an offline step failed for want of an artifact that an online resolution may bring."""
     log = clean_log(output)

@@ -509,6 +509,9 @@ class _Run:
                 why = f"Surefire{where} reported no run of it (the selector matched no test method)"
                 if self.settings.whole_modules:
                     why = f"the whole test phase{where} did not run it (the build's Surefire leaves it out)"
+                died = mavenlog.test_jvm_death(console)
+                if died is not None:
+                    why = f"the test JVM{where} died before it reported this test: {died}"
                 if SUREFIRE_STARTS not in console:
                     why = f"no test ran{where}: Surefire never started"
             outcomes[test] = TestOutcome(test, NOT_RUN, 0, why)
