@@ -270,19 +270,6 @@ class UpdateEvaluator:
             "flaky": flaky,
         }
 
-    def _measure(
-        self,
-        workspace: Workspace,
-        selection: list[TestId],
-        settings: RunSettings,
-        first: SelectionRun,
-        warmed: WarmedRun,
-    ) -> tuple[SelectionRun, list[dict[str, Any]]]:
-        """Gold's run and its flaky tests: ``first`` repeated ``gold_runs - 1`` times."""
-        if first.status == "ok" and selection and self.settings.gold_runs > 1:
-            return self._repeat_gold(workspace, selection, settings, first, warmed)
-        return first, []
-
     def _rule_out_harness(
         self,
         workspace: Workspace,
@@ -328,7 +315,7 @@ class UpdateEvaluator:
         _raise_for_harness(module, "the module's full test run on V0", timings)
         return run, flaky, settings, rule, gold_check.module_verdict(history, module, network=network)
 
-    def _repeat_gold(
+    def _measure(
         self,
         workspace: Workspace,
         selection: list[TestId],
@@ -336,8 +323,11 @@ class UpdateEvaluator:
         first: SelectionRun,
         warmed: WarmedRun,
     ) -> tuple[SelectionRun, list[dict[str, Any]]]:
-        """Run gold's selection ``gold_runs - 1`` more times; tests whose outcome changes are
-        flaky and leave the selection (the coverage reference is then re-measured without them)."""
+        """Gold's run and its flaky tests: ``first`` repeated ``gold_runs - 1`` times; tests whose
+        outcome changes are flaky and leave the selection (the coverage reference is then
+        re-measured without them)."""
+        if first.status != "ok" or not selection or self.settings.gold_runs <= 1:
+            return first, []
         runs = [first]
         for _ in range(self.settings.gold_runs - 1):
             again = run_inherited(self._executor(), workspace.path, selection, settings)
