@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from pytest_tebench.errors import HarnessError
-from pytest_tebench.run import docker_warm
 from pytest_tebench.run.docker import CONTAINER_MAVEN_REPO
 from pytest_tebench.run.docker import CONTAINER_WORKSPACE
 from pytest_tebench.run.docker import DockerExecutor
@@ -43,7 +42,12 @@ def _maven(tmp_path: Path) -> Path:
 
 
 def _step(maven: Path, *args: str, **rest: Any) -> BuildStep:
-    fields: dict[str, Any] = {"timeout": 60, "java_version": 11, "tools": (("maven", str(maven)),), "warm": True}
+    fields: dict[str, Any] = {
+        "timeout": 60,
+        "java_version": 11,
+        "tools": (("maven", str(maven)),),
+        "warm": True,
+    }
     return BuildStep(name="test", argv=(MVN, "-o", *args), **{**fields, **rest})
 
 
@@ -202,7 +206,7 @@ def test_the_option_picks_the_warm_docker_executor(monkeypatch: pytest.MonkeyPat
     from pytest_tebench.run import executors
 
     monkeypatch.setattr(DockerExecutor, "remove_stale", lambda self: [])
-    monkeypatch.setattr("pytest_tebench.run.docker_image.connect", lambda: _NoClient())
+    monkeypatch.setattr("pytest_tebench.run.docker_image.connect", _NoClient)
     made = executors.create_executor(ExecutorOptions(name="docker"))
     assert type(made) is WarmDockerExecutor
     made = executors.create_executor(ExecutorOptions(name="docker", warm_jvm=False))
