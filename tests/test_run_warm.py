@@ -294,7 +294,9 @@ def test_warm_conf_names_the_server_and_refuses_a_strange_conf() -> None:
     assert "main is TebenchWarmMaven from plexus.core" in conf
     # the server's home is a -D of its JVM: a host path, or where a container mounts it
     assert conf.rstrip().endswith("load       ${tebench.warm.home}/classes")
-    assert f"-D{warm.HOME_PROPERTY}=/opt/tools/warm" in warm.server_command("java", "/m", "b.jar", "/opt/tools/warm", 17)
+    assert f"-D{warm.HOME_PROPERTY}=/opt/tools/warm" in warm.server_command(
+        "java", "/m", "b.jar", "/opt/tools/warm", 17
+    )
     with pytest.raises(HarnessError, match=r"m2\.conf"):
         warm.warm_conf("[plexus.core]\n")
 
