@@ -289,4 +289,7 @@ def test_a_builds_course(
         # never a verdict from a broken server: the step ran again in a fresh container
         assert result.output == "cold" and result.extra["warm_jvm"].startswith("off: the warm server ended")
         assert server.stopped and not server.stage.path.exists()
+        # a server that cannot work here is not started again for every step
+        again = executor.run(workspace, _step(maven, "test"), maven_repo=repo)
+        assert again.extra["warm_jvm"].startswith("off: a warm server for this JDK") and len(servers) == 1
     executor.pool.close()

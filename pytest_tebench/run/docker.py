@@ -24,6 +24,10 @@ and a step's tools (the Maven distribution the build layer resolved,
 :func:`~pytest_tebench.run.maven.dist.maven_tools`) are mounted read-only, so both executors run
 the very same Maven.
 
+With ``--tebench-warm-jvm=on`` the Maven steps the build layer marked run in a long-lived
+server container made from the same :meth:`DockerExecutor.container_spec` instead
+(:mod:`~pytest_tebench.run.docker_warm`).
+
 Every container carries labels naming its run, host and owning process, so
 :func:`~pytest_tebench.run.leftovers.cleanup_stale` can remove what a killed harness left behind.
 """

@@ -196,6 +196,8 @@ class ContainerServer(warm.WarmServer):
                 params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
             )
             self.socket = getattr(self.attached, "_sock", self.attached)
+            # the client's timeout (60 s) would end a quiet build's stream: wait as long as it runs
+            self.socket.settimeout(None)
             self.container.start()
         except docker.errors.DockerException as exc:
             self.stop()
@@ -226,7 +228,7 @@ class ContainerServer(warm.WarmServer):
     def find_pid(self) -> bool:
         """The server's pid in the container (init's only child before any build)."""
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and self.reader.is_alive():
             code, output = self._exec(CHILDREN)
             pids = output.split()
             if code == 0 and len(pids) == 1:
@@ -264,6 +266,9 @@ class WarmDockerExecutor(DockerExecutor):
     def __init__(self, image: str | None = None, **options: Any) -> None:
         super().__init__(image, **options)
         self.pool: warm.WarmPool[tuple[Any, ...], ContainerServer] = warm.WarmPool()
+        #: Keys whose new server ended in its first build: their steps run cold from then on,
+        #: so a server that cannot work here costs one start, not one per step.
+        self.broken: set[tuple[Any, ...]] = set()
 
     def refusal(self, workspace: Path, step: BuildStep, ready: bool) -> str:
         """Why ``step`` runs in a fresh container ("" when it may run warm)."""
@@ -310,6 +315,8 @@ class WarmDockerExecutor(DockerExecutor):
         started = time.monotonic()
         clock = PhaseClock(step, started)
         key = (jdk, str(maven_home), str(maven_repo), str(workspace.parent))
+        if key in self.broken:
+            return None, "a warm server for this JDK and Maven ended in its first build"
         server, fresh = self.pool.acquire(key, lambda: self._start(jdk, step, maven_repo, workspace.parent))
         nonce = uuid.uuid4().hex
         argv, text, head = self.request(workspace, step, maven_repo, server.stage, nonce)
@@ -329,6 +336,8 @@ class WarmDockerExecutor(DockerExecutor):
             restore()
             self.pool.release(key, server, keep=keep)
         if outcome == "died":
+            if fresh:
+                self.broken.add(key)
             return None, "the warm server ended during the build (run again in a fresh container)"
         if outcome == "timeout":
             tail.append(f"\n{clock.killed_message()}\n")
