@@ -45,7 +45,8 @@ def test_demo_results_are_the_same_in_warm_and_cold_containers(
     leave = [{**_hostile("leave-behind", LEAVE_BEHIND), "model_name_or_path": f"leave-{n}"} for n in (1, 2)]
     results, reports = {}, {}
     for mode, rows in (("off", cases), ("on", cases + leave)):
-        predictions = write_jsonl(tmp_path / f"{mode}.jsonl", rows)
+        (tmp_path / mode).mkdir()
+        predictions = write_jsonl(tmp_path / mode / "predictions.jsonl", rows)  # one name: the same origin
         run = DemoRun(pytester, tmp_path / f"cache-{mode}")
         result, report = run(str(predictions), "--tebench-executor=docker", f"--tebench-warm-jvm={mode}")
         assert result.ret == 0, result.stdout.str()[-3000:]
@@ -55,7 +56,7 @@ def test_demo_results_are_the_same_in_warm_and_cold_containers(
             k: _comparable(r) for k, r in reports[mode].items() if r["model_name_or_path"] == "update-cases"
         }
     assert len(results["on"]) >= 4
-    assert results["on"] == results["off"]
+    assert results["on"] == results["off"], _differences(results["on"], results["off"])
     warm = [r["update"]["warm_jvm"] for r in reports["on"].values()]
     assert set(warm) <= {"started", "reused"} and "reused" in warm
     assert {r["update"]["warm_jvm"] for r in reports["off"].values()} == {None}
@@ -80,3 +81,20 @@ def _comparable(record: dict) -> dict:  # type: ignore[type-arg]
         return value
 
     return clean(record)  # type: ignore[return-value]
+
+
+def _differences(warm: object, cold: object, at: str = "") -> list[str]:
+    """Where two results differ, as ``path: warm != cold``."""
+    if isinstance(warm, dict) and isinstance(cold, dict):
+        return [
+            d
+            for k in sorted({*warm, *cold}, key=str)
+            for d in _differences(warm.get(k), cold.get(k), f"{at}/{k}")
+        ]
+    if isinstance(warm, list) and isinstance(cold, list) and len(warm) == len(cold):
+        return [
+            d
+            for i, (w, c) in enumerate(zip(warm, cold, strict=True))
+            for d in _differences(w, c, f"{at}[{i}]")
+        ]
+    return [] if warm == cold else [f"{at}: {warm!r} != {cold!r}"]
