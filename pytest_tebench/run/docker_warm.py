@@ -185,6 +185,8 @@ class ContainerServer(warm.WarmServer):
         self.user = str(spec["user"])
         self.pid = ""
         self.stopped = False
+        self.attached: Any = None
+        self.socket: Any = None
         try:
             self.container = executor.client.containers.create(**spec)
         except docker.errors.DockerException as exc:
@@ -254,8 +256,9 @@ class ContainerServer(warm.WarmServer):
         """Remove the container (nothing of a build may outlive it) and the stage."""
         if not self.stopped:
             self.stopped = True
-            with contextlib.suppress(OSError):
-                self.socket.close()
+            for stream in (self.attached, self.socket):  # the socket closes with its last user
+                with contextlib.suppress(OSError, AttributeError):
+                    stream.close()
             self.executor._remove(self.container)
         self.stage.remove()
 
