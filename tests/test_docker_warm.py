@@ -238,7 +238,9 @@ class _Server(warm.WarmServer):
         if self.answer == "ok":
             self.chunks.put(f"[INFO] BUILD SUCCESS\n{nonce} EXIT 0\n".encode())
         elif self.answer == "die":
-            self.chunks.put(b"half a line")
+            self.chunks.put(b"")
+        elif self.answer == "exit":  # a build's System.exit: Maven had said something
+            self.chunks.put(b"[INFO] Scanning for projects...\nhalf a line")
             self.chunks.put(b"")
 
     def clear_leftovers(self) -> bool:
@@ -249,7 +251,7 @@ class _Server(warm.WarmServer):
         self.stage.remove()
 
 
-@pytest.mark.parametrize("answer", ["ok", "timeout", "die"])
+@pytest.mark.parametrize("answer", ["ok", "timeout", "die", "exit"])
 def test_a_builds_course(
     executor: WarmDockerExecutor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str
 ) -> None:
@@ -289,7 +291,11 @@ def test_a_builds_course(
         # never a verdict from a broken server: the step ran again in a fresh container
         assert result.output == "cold" and result.extra["warm_jvm"].startswith("off: the warm server ended")
         assert server.stopped and not server.stage.path.exists()
-        # a server that cannot work here is not started again for every step
+        # a server that cannot start here is not started again for every step; one that a
+        # build's System.exit ended is
         again = executor.run(workspace, _step(maven, "test"), maven_repo=repo)
-        assert again.extra["warm_jvm"].startswith("off: a warm server for this JDK") and len(servers) == 1
+        if answer == "die":
+            assert again.extra["warm_jvm"].startswith("off: a warm server for this JDK") and len(servers) == 1
+        else:
+            assert len(servers) == 2
     executor.pool.close()

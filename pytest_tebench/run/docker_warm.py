@@ -269,8 +269,8 @@ class WarmDockerExecutor(DockerExecutor):
     def __init__(self, image: str | None = None, **options: Any) -> None:
         super().__init__(image, **options)
         self.pool: warm.WarmPool[tuple[Any, ...], ContainerServer] = warm.WarmPool()
-        #: Keys whose new server ended in its first build: their steps run cold from then on,
-        #: so a server that cannot work here costs one start, not one per step.
+        #: Keys whose new server ended in its first build without a word: their steps run cold
+        #: from then on, so a server that cannot start here costs one start, not one per step.
         self.broken: set[tuple[Any, ...]] = set()
 
     def refusal(self, workspace: Path, step: BuildStep, ready: bool) -> str:
@@ -319,7 +319,7 @@ class WarmDockerExecutor(DockerExecutor):
         clock = PhaseClock(step, started)
         key = (jdk, str(maven_home), str(maven_repo), str(workspace.parent))
         if key in self.broken:
-            return None, "a warm server for this JDK and Maven ended in its first build"
+            return None, "a warm server for this JDK and Maven ended before it ran a build"
         server, fresh = self.pool.acquire(key, lambda: self._start(jdk, step, maven_repo, workspace.parent))
         nonce = uuid.uuid4().hex
         argv, text, head = self.request(workspace, step, maven_repo, server.stage, nonce)
@@ -339,7 +339,8 @@ class WarmDockerExecutor(DockerExecutor):
             restore()
             self.pool.release(key, server, keep=keep)
         if outcome == "died":
-            if fresh:
+            if fresh and not tail:
+                # it never got to run Maven (a JVM that cannot start here), not a build's System.exit
                 self.broken.add(key)
             return None, "the warm server ended during the build (run again in a fresh container)"
         if outcome == "timeout":
