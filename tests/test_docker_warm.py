@@ -88,6 +88,15 @@ def test_the_server_container_is_a_cold_steps_sandbox(executor: WarmDockerExecut
     assert "-XX:+DisableAttachMechanism" in command
     assert "-classpath" in command and "/opt/tools/maven/boot/plexus-classworlds-2.8.0.jar" in command
     assert f"-D{warm.HOME_PROPERTY}=/opt/tools/warm-maven" in command
+    # the server's java: an execute-only copy beside the image's (a test JVM cannot ptrace the server)
+    exe = executor.server_spec(
+        11, step, repo, stage, tmp_path / "home", launcher=(tmp_path / "java", "/j/bin/x")
+    )
+    assert exe["command"][0] == "/j/bin/x"
+    assert {m["Target"]: (m["Source"], m["ReadOnly"]) for m in exe["mounts"]}["/j/bin/x"] == (
+        str(tmp_path / "java"),
+        True,
+    )
     # the stage sits beside the workspaces (a rename stays on one file system), writable by its owner only
     assert stage.path.parent == workspace.parent and stage.path.stat().st_mode & 0o777 == 0o755
 

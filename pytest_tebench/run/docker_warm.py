@@ -38,10 +38,12 @@ from pathlib import Path
 from typing import Any
 
 import docker.errors
+import docker.types
 from docker.utils.socket import STDERR
 from docker.utils.socket import STDOUT
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.locking import file_lock
 from pytest_tebench.run import docker_image
 from pytest_tebench.run.docker import CONTAINER_TOOLS
 from pytest_tebench.run.docker import CONTAINER_WORKSPACE
@@ -50,6 +52,7 @@ from pytest_tebench.run.docker import image_jdk
 from pytest_tebench.run.docker import named_head
 from pytest_tebench.run.docker import path_maps
 from pytest_tebench.run.docker import translate
+from pytest_tebench.run.executor import WORKSPACE_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
@@ -59,6 +62,9 @@ from pytest_tebench.run.maven import warm
 STAGED = "ws"
 #: The server's home (classes, ``m2.conf``) as a step tool: mounted read-only under ``/opt/tools``.
 SERVER_TOOL = "warm-maven"
+#: The server's execute-only ``java`` launcher, mounted beside the image's own
+#: (:meth:`WarmDockerExecutor._launcher`).
+SERVER_LAUNCHER = "java-tebench-warm-maven"
 #: JDK the server is compiled with in a container (``--release 8``: it runs on every image JDK).
 COMPILE_JDK = 17
 #: Seconds the server's compile and the look-up of its pid may take.
@@ -385,9 +391,11 @@ class WarmDockerExecutor(DockerExecutor):
         maven_home = Path(dict(step.tools)["maven"])
         compile_server = self._compile(maven_repo)
         home = warm.server_home(maven_home, maven_home.parent, f"docker-{self.image}", compile_server)
+        launcher = self._launcher(jdk, maven_home.parent, maven_repo)
         stage = Stage(parent)
         try:
-            server = ContainerServer(self, self.server_spec(jdk, step, maven_repo, stage, home), stage)
+            spec = self.server_spec(jdk, step, maven_repo, stage, home, launcher=launcher)
+            server = ContainerServer(self, spec, stage)
         except BaseException:
             stage.remove()
             raise
@@ -396,13 +404,21 @@ class WarmDockerExecutor(DockerExecutor):
         return server
 
     def server_spec(
-        self, jdk: int, step: BuildStep, maven_repo: Path, stage: Stage, home: Path
+        self,
+        jdk: int,
+        step: BuildStep,
+        maven_repo: Path,
+        stage: Stage,
+        home: Path,
+        *,
+        launcher: tuple[Path, str] | None = None,
     ) -> dict[str, Any]:
         """The server container: a cold step's sandbox (:meth:`container_spec`, the stage as its
-        workspace) whose command is the server (its ``home`` mounted read-only), input open."""
+        workspace) whose command is the server (its ``home`` mounted read-only), input open;
+        ``launcher``: the execute-only ``java`` (:meth:`_launcher`) and where it is mounted."""
         maven_home = Path(dict(step.tools)["maven"])
         command = warm.server_command(
-            f"{docker_image.java_home(jdk)}/bin/java",
+            launcher[1] if launcher else f"{docker_image.java_home(jdk)}/bin/java",
             f"{CONTAINER_TOOLS}/maven",
             warm.boot_jar(maven_home),
             f"{CONTAINER_TOOLS}/{SERVER_TOOL}",
@@ -417,7 +433,43 @@ class WarmDockerExecutor(DockerExecutor):
         )
         spec = self.container_spec(stage.path, server_step, maven_repo)
         spec["stdin_open"] = True
+        if launcher is not None:
+            spec["mounts"].append(
+                docker.types.Mount(launcher[1], str(launcher[0]), type="bind", read_only=True)
+            )
         return spec
+
+    def _launcher(self, jdk: int, cache_dir: Path, maven_repo: Path) -> tuple[Path, str]:
+        """An execute-only copy of the image's ``java`` launcher of ``jdk`` and where it is
+        mounted: beside the original, so the JVM finds its JDK from its own path.
+
+        A process whose program its user cannot read is not dumpable: no other process of that
+        user (a test JVM) may ptrace it or open its ``/proc/<pid>/mem``, which would otherwise
+        let one build's tests change the server and through it the builds after theirs."""
+        home = cache_dir / f"warm-maven-java-{self._ensure_image().split(':')[-1][:16]}-{jdk}"
+        if not (home / "java").is_file():
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            with file_lock(cache_dir / f".{home.name}.lock"):
+                if not (home / "java").is_file():
+                    self._copy_launcher(jdk, cache_dir, home, maven_repo)
+        where = (home / "path").read_text(encoding="utf-8").strip()
+        return home / "java", f"{os.path.dirname(where)}/{SERVER_LAUNCHER}"
+
+    def _copy_launcher(self, jdk: int, cache_dir: Path, home: Path, maven_repo: Path) -> None:
+        scratch = Path(tempfile.mkdtemp(prefix=".warm-maven-java-", dir=cache_dir))
+        try:
+            ws = WORKSPACE_PLACEHOLDER
+            copy = f'p=$(readlink -f "$JAVA_HOME/bin/java") && cp "$p" {ws}/java && echo "$p" >{ws}/path'
+            step = BuildStep(
+                name="warm-maven-java", argv=("sh", "-c", copy), timeout=SETUP_TIMEOUT, java_version=jdk
+            )
+            done = DockerExecutor.run(self, scratch, step, maven_repo=maven_repo)
+            if not done.ok or not (scratch / "java").is_file():
+                raise HarnessError(f"cannot copy the image's java launcher: {done.output.strip()[-2000:]}")
+            (scratch / "java").chmod(0o111)
+            os.replace(scratch, home)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def _compile(self, maven_repo: Path) -> warm.Compile:
         """Compile the server in a fresh sandbox container (the host may have no JDK)."""
