@@ -328,10 +328,11 @@ class WarmDockerExecutor(DockerExecutor):
             return None, "a warm server for this JDK and Maven ended before it ran a build"
         server, fresh = self.pool.acquire(key, lambda: self._start(jdk, step, maven_repo, workspace.parent))
         nonce = uuid.uuid4().hex
-        argv, text, head = self.request(workspace, step, maven_repo, server.stage, nonce)
-        restore = self._hand_over(workspace, maven_repo, step, head)
         keep, code, outcome = False, None, "died"
+        restore: Callable[[], None] = lambda: None  # noqa: E731
         try:
+            argv, text, head = self.request(workspace, step, maven_repo, server.stage, nonce)
+            restore = self._hand_over(workspace, maven_repo, step, head)
             server.stage.enter(workspace)
             try:
                 code, outcome = server.build(text, nonce, clock, tail.append)
