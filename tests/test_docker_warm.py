@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.run import docker_warm
 from pytest_tebench.run.docker import CONTAINER_MAVEN_REPO
 from pytest_tebench.run.docker import CONTAINER_WORKSPACE
 from pytest_tebench.run.docker import DockerExecutor
@@ -147,6 +148,19 @@ def test_the_stage_lends_the_workspace_and_always_gives_it_back(tmp_path: Path) 
     stage.leave()  # nothing lent: nothing to do
     stage.remove()
     assert not stage.path.exists()
+
+
+def test_stages_of_dead_harness_processes_are_swept(tmp_path: Path) -> None:
+    dead = tmp_path / f"{docker_warm.STAGE_PREFIX}999999999-1-abc"
+    (dead / "ws" / "src").mkdir(parents=True)
+    reused_pid = tmp_path / f"{docker_warm.STAGE_PREFIX}{os.getpid()}-1-abc"  # this pid, another start
+    reused_pid.mkdir()
+    stranger = tmp_path / "ws-1"
+    stranger.mkdir()
+    live = Stage(tmp_path)
+    Stage(tmp_path)
+    assert not dead.exists() and not reused_pid.exists()
+    assert stranger.is_dir() and live.path.is_dir()  # ours, alive: kept
 
 
 def test_a_build_that_replaces_its_workspace_gets_no_strangers_tree_back(tmp_path: Path) -> None:

@@ -56,8 +56,12 @@ from pytest_tebench.run.executor import WORKSPACE_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.leftovers import owner_tag
+from pytest_tebench.run.leftovers import tag_owner_gone
 from pytest_tebench.run.maven import warm
 
+#: A stage's name: this prefix, :func:`~pytest_tebench.run.leftovers.owner_tag`, a random part.
+STAGE_PREFIX = ".tebench-stage-"
 #: The workspace's name in the stage; the container sees it at ``/workspace/ws``.
 STAGED = "ws"
 #: The server's home (classes, ``m2.conf``) as a step tool: mounted read-only under ``/opt/tools``.
@@ -136,7 +140,8 @@ class Stage:
     replaced it gets a clear error, never a stranger's tree) and removes everything else."""
 
     def __init__(self, parent: Path) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix=".tebench-stage-", dir=parent))
+        sweep_stages(parent)
+        self.path = Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{owner_tag()}-", dir=parent))
         self.path.chmod(0o755)
         self._lent: tuple[Path, int, int] | None = None
 
@@ -180,6 +185,20 @@ class Stage:
     def remove(self) -> None:
         if self._lent is None:
             shutil.rmtree(self.path, ignore_errors=True)
+
+
+def sweep_stages(parent: Path) -> None:
+    """Remove the stages in ``parent`` of harness processes that are gone (killed mid-build, a
+    workspace may still be in one; its item was never reported)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            tag = entry.name[len(STAGE_PREFIX) :].rsplit("-", 1)[0]
+            if (
+                entry.name.startswith(STAGE_PREFIX)
+                and entry.is_dir(follow_symlinks=False)
+                and tag_owner_gone(tag)
+            ):
+                shutil.rmtree(entry.path, ignore_errors=True)
 
 
 class ContainerServer(warm.WarmServer):
