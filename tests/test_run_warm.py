@@ -288,13 +288,17 @@ def test_request_carries_what_the_mvn_script_would_set(tmp_path: Path) -> None:
         warm.request("n1", tmp_path, ("-Da=\nEND",), {})
 
 
-def test_warm_conf_names_the_server_and_refuses_a_strange_conf(tmp_path: Path) -> None:
+def test_warm_conf_names_the_server_and_refuses_a_strange_conf() -> None:
     original = "main is org.apache.maven.cli.MavenCli from plexus.core\n[plexus.core]\nload ${maven.home}/lib/*.jar\n"
-    conf = warm.warm_conf(original, tmp_path)
+    conf = warm.warm_conf(original)
     assert "main is TebenchWarmMaven from plexus.core" in conf
-    assert conf.rstrip().endswith(f"load       {tmp_path}")
+    # the server's home is a -D of its JVM: a host path, or where a container mounts it
+    assert conf.rstrip().endswith("load       ${tebench.warm.home}/classes")
+    assert f"-D{warm.HOME_PROPERTY}=/opt/tools/warm" in warm.server_command(
+        "java", "/m", "b.jar", "/opt/tools/warm", 17
+    )
     with pytest.raises(HarnessError, match=r"m2\.conf"):
-        warm.warm_conf("[plexus.core]\n", tmp_path)
+        warm.warm_conf("[plexus.core]\n")
 
 
 SUREFIRE = """<plugin><artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version>{}</plugin>"""

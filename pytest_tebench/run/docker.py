@@ -24,6 +24,10 @@ and a step's tools (the Maven distribution the build layer resolved,
 :func:`~pytest_tebench.run.maven.dist.maven_tools`) are mounted read-only, so both executors run
 the very same Maven.
 
+With ``--tebench-warm-jvm=on`` the Maven steps the build layer marked run in a long-lived
+server container made from the same :meth:`DockerExecutor.container_spec` instead
+(:mod:`~pytest_tebench.run.docker_warm`).
+
 Every container carries labels naming its run, host and owning process, so
 :func:`~pytest_tebench.run.leftovers.cleanup_stale` can remove what a killed harness left behind.
 """
@@ -91,10 +95,11 @@ class PathMap:
     container: str
 
 
-def path_maps(workspace: Path, maven_repo: Path) -> tuple[PathMap, ...]:
-    """The maps for one step: each host path as given and as resolved (symlinks followed)."""
+def path_maps(workspace: Path, maven_repo: Path, *, at: str = CONTAINER_WORKSPACE) -> tuple[PathMap, ...]:
+    """The maps for one step: each host path as given and as resolved (symlinks followed);
+    ``at``: where the container sees the workspace."""
     maps: dict[str, str] = {}
-    for host, container in ((maven_repo, CONTAINER_MAVEN_REPO), (workspace, CONTAINER_WORKSPACE)):
+    for host, container in ((maven_repo, CONTAINER_MAVEN_REPO), (workspace, at)):
         for form in (os.path.abspath(host), str(Path(host).resolve())):
             maps.setdefault(form.rstrip("/") or "/", container)
     return tuple(PathMap(host, container) for host, container in maps.items())
@@ -184,18 +189,19 @@ def image_jdk(requested: int | None, available: Iterable[int]) -> int:
 # --------------------------------------------------------------------------- ownership
 
 
-def named_head(workspace: Path, maven_repo: Path) -> Path | None:
+def named_head(workspace: Path, maven_repo: Path, *, parent: Path | None = None) -> Path | None:
     """A host folder for an offline step's repository head holding links to the files the
     workspace's POMs name by local-repository path (``-javaagent:${settings.localRepository}/…``:
     javaparser's byte-buddy agent, Mockito's), or None when no POM names one.
 
     ``settings.localRepository`` is the head, and the empty head on ``/tmp`` lacks what Maven
     finds in the read-only repository behind it: every test JVM would die at its ``-javaagent``.
-    The links point at the repository's container path; the caller removes the folder."""
+    The links point at the repository's container path; the folder is made in ``parent`` (the
+    system's temporary directory by default) and the caller removes it."""
     folders = local_repo.named_artifact_dirs(workspace)
     if not folders:
         return None
-    head = Path(tempfile.mkdtemp(prefix="tebench-head-"))
+    head = Path(tempfile.mkdtemp(prefix="tebench-head-", dir=parent))
     if not local_repo.link_named_files(head, folders, [(maven_repo, CONTAINER_MAVEN_REPO)]):
         shutil.rmtree(head, ignore_errors=True)
         return None
@@ -313,28 +319,42 @@ class DockerExecutor:
             mounts.append(docker.types.Mount(where[name], host_path, type="bind", read_only=True))
         return where, mounts
 
-    def container_spec(
-        self, workspace: Path, step: BuildStep, maven_repo: Path, *, head: Path | None = None
-    ) -> dict[str, Any]:
-        """Keyword arguments for ``containers.create``: everything the sandbox consists of.
-        ``head``: a host folder mounted as the writable head of an offline step's repository
-        (:func:`named_head`), instead of the empty one on ``/tmp``."""
-        tools, tool_mounts = self._tool_mounts(step)
-        step = expand_placeholders(
-            step, workspace=CONTAINER_WORKSPACE, maven_repo=CONTAINER_MAVEN_REPO, tools=tools
-        )
-        argv, step_env = translate_step(step, path_maps(workspace, maven_repo))
-        writable_repo = step.network
+    def step_command(
+        self,
+        workspace: Path,
+        step: BuildStep,
+        maven_repo: Path,
+        *,
+        at: str = CONTAINER_WORKSPACE,
+        head: str = CONTAINER_MAVEN_HEAD,
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """The step's argv and variables as the container runs them: placeholders expanded, host
+        paths translated (the workspace seen ``at``), the executor's local repository (an offline
+        step's writable ``head`` before the read-only repository) and the image's toolchains."""
+        tools, _ = self._tool_mounts(step)
+        step = expand_placeholders(step, workspace=at, maven_repo=CONTAINER_MAVEN_REPO, tools=tools)
+        argv, step_env = translate_step(step, path_maps(workspace, maven_repo, at=at))
         argv = with_local_repo(
             argv,
-            CONTAINER_MAVEN_REPO if writable_repo else CONTAINER_MAVEN_HEAD,
-            None if writable_repo else CONTAINER_MAVEN_REPO,
+            CONTAINER_MAVEN_REPO if step.network else head,
+            None if step.network else CONTAINER_MAVEN_REPO,
         )
         if not step.image:
             # the image's JDKs, offered to plugins' jdkToolchain and maven-toolchains-plugin
             homes = {v: docker_image.java_home(v) for v in self._recipe.jdks}
             offered = toolchains.offer(maven_repo, homes)
             argv = toolchains.with_toolchains(argv, f"{CONTAINER_MAVEN_REPO}/{offered}")
+        return argv, step_env
+
+    def container_spec(
+        self, workspace: Path, step: BuildStep, maven_repo: Path, *, head: Path | None = None
+    ) -> dict[str, Any]:
+        """Keyword arguments for ``containers.create``: everything the sandbox consists of.
+        ``head``: a host folder mounted as the writable head of an offline step's repository
+        (:func:`named_head`), instead of the empty one on ``/tmp``."""
+        _, tool_mounts = self._tool_mounts(step)
+        argv, step_env = self.step_command(workspace, step, maven_repo)
+        writable_repo = step.network
         mounts = [
             docker.types.Mount(CONTAINER_WORKSPACE, str(workspace), type="bind", read_only=False),
             docker.types.Mount(

@@ -27,9 +27,9 @@ EXECUTORS = ("local", "docker", "auto")
 DEFAULT_EXECUTOR = "auto"
 DEFAULT_MEMORY = "4g"
 DEFAULT_CPUS = 2.0
-#: Maven steps on the local executor run in a warm Maven JVM per worker and JDK
-#: (:mod:`~pytest_tebench.run.maven.warm`): measured 18-21 s cold against 8-10 s warm per
-#: jsoup prediction launch (docs/speed.md), with the same verdicts.
+#: Maven steps run in a warm Maven JVM per worker and JDK (:mod:`~pytest_tebench.run.maven.warm`,
+#: in a sandbox container for Docker: :mod:`~pytest_tebench.run.docker_warm`): measured 18-21 s
+#: cold against 8-10 s warm per jsoup prediction launch (docs/speed.md), with the same verdicts.
 WARM_JVM_CHOICES = ("on", "off")
 DEFAULT_WARM_JVM = "on"
 #: Said once per run when ``auto`` found no engine and predictions ran on the host.
@@ -54,10 +54,11 @@ EXECUTOR_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("docker-cpus", metavar="N", type=cpus, default=DEFAULT_CPUS,
                help="CPU limit of a build container. Default: %(default)s."),
     OptionSpec("warm-jvm", metavar="on|off", default=DEFAULT_WARM_JVM, choices=WARM_JVM_CHOICES,
-               help="'on': the local executor keeps one warm Maven JVM per worker and JDK and runs "
-               "evaluation builds in it (a fresh Plexus container and test JVM per build; builds "
-               "whose tests would run in Maven's JVM stay cold); 'off': a cold mvn per build. "
-               "Docker runs a container per step, always cold. Default: %(default)s."),
+               help="'on': each worker keeps one warm Maven JVM per JDK (a host process for the local "
+               "executor, a sandbox container for Docker) and runs evaluation builds in it (a fresh "
+               "Plexus container and test JVM per build; builds whose tests would run in Maven's JVM, "
+               "or use the network, stay cold); 'off': a cold mvn (a fresh container) per build. "
+               "Default: %(default)s."),
 )  # fmt: skip
 
 
@@ -70,7 +71,7 @@ class ExecutorOptions:
     memory: str = DEFAULT_MEMORY
     cpus: float = DEFAULT_CPUS
     run_id: str | None = None
-    #: ``--tebench-warm-jvm``: the local executor's Maven steps in a warm Maven JVM.
+    #: ``--tebench-warm-jvm``: Maven steps in a warm Maven JVM (either executor).
     warm_jvm: bool = DEFAULT_WARM_JVM == "on"
 
     @classmethod
@@ -120,8 +121,10 @@ def create_executor(options: ExecutorOptions, progress: Callable[[str], None] | 
 
         return LocalExecutor(jdks=local_jdks(options.jdk), warm_jvm=options.warm_jvm)
     from pytest_tebench.run.docker import DockerExecutor
+    from pytest_tebench.run.docker_warm import WarmDockerExecutor
 
-    executor = DockerExecutor(
+    make = WarmDockerExecutor if options.warm_jvm else DockerExecutor
+    executor = make(
         options.image,
         memory=options.memory,
         cpus=options.cpus,

@@ -74,6 +74,18 @@ def _pid_alive(pid: int, start: str) -> bool:
     return not start or _process_start(pid) in ("", start)
 
 
+def owner_tag() -> str:
+    """This process as ``<pid>-<start>``, for names of what it leaves on disk (a warm server's stage)."""
+    pid = os.getpid()
+    return f"{pid}-{_process_start(pid) or 0}"
+
+
+def tag_owner_gone(tag: str) -> bool:
+    """Whether the process an :func:`owner_tag` names (on this host) no longer runs."""
+    pid, _, start = tag.partition("-")
+    return not (pid.isdigit() and _pid_alive(int(pid), "" if start == "0" else start))
+
+
 def _owner_gone(labels: Mapping[str, str], host: str) -> bool:
     """Whether what carries ``labels`` was made on ``host`` by a process that no longer runs."""
     if labels.get(LABEL_HOST) != host:

@@ -29,8 +29,10 @@ Isolation, build to build (what a cold launch gives for free, kept here on purpo
 
 A step runs cold (with the reason in its ``extra``) when it is not marked, goes online, uses
 Maven's ``-f``, has a ``.mvn/jvm.config`` (JVM options a running JVM cannot take), or carries a
-line break in an argument. The local executor uses this module (``--tebench-warm-jvm``); the
-Docker executor runs a container per step and stays cold (docs/building.md says why).
+line break in an argument. The local executor runs the server as a host process
+(:class:`LocalServer`); the Docker executor runs it as a sandbox container's command and talks to
+it over the container's attached input and output (``run/docker_warm.py``): one protocol
+(:class:`WarmServer`), two transports, one pool (:class:`WarmPool`).
 """
 
 from __future__ import annotations
@@ -48,9 +50,11 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Callable
+from collections.abc import Hashable
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import Generic
+from typing import TypeVar
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.locking import file_lock
@@ -103,20 +107,27 @@ def refusal(step: BuildStep, workspace: Path) -> str:
     return ""
 
 
-def project_basedir(workspace: Path) -> Path:
+def project_basedir(workspace: Path, *, top: Path | None = None) -> Path:
     """What ``mvn`` exports as ``MAVEN_PROJECTBASEDIR`` (and passes as
     ``maven.multiModuleProjectDirectory``): the nearest directory upwards with a ``.mvn``
-    directory, else the working directory."""
+    directory, else the working directory. ``top``: the highest directory the build can see
+    (a container sees nothing above its workspace)."""
     start = workspace.resolve()
+    ceiling = top.resolve() if top is not None else None
     for directory in (start, *start.parents):
+        if ceiling is not None and not directory.is_relative_to(ceiling):
+            break
         if (directory / ".mvn").is_dir():
             return directory
     return start
 
 
-def request(nonce: str, workspace: Path, argv: tuple[str, ...], env: Mapping[str, str]) -> str:
-    """The server's request for one build: ``argv`` without the program, the build's variables."""
-    basedir = str(project_basedir(workspace))
+def request(
+    nonce: str, workspace: Path, argv: tuple[str, ...], env: Mapping[str, str], *, top: Path | None = None
+) -> str:
+    """The server's request for one build: ``argv`` without the program, the build's variables
+    (``top``: see :func:`project_basedir`)."""
+    basedir = str(project_basedir(workspace, top=top))
     variables = {
         **env,
         "MAVEN_PROJECTBASEDIR": basedir,
@@ -146,91 +157,135 @@ def java_feature(java_home: Path) -> int:
     return 0
 
 
+#: The system property that tells our ``m2.conf`` where the server's home is (its ``classes/``):
+#: the same conf serves a host process and a container that mounts the home elsewhere.
+HOME_PROPERTY = "tebench.warm.home"
+#: Compiles the server: given the source, the class path (Maven's embedder and classworlds jars)
+#: and the output folder; raises :class:`HarnessError` when javac fails.
+Compile = Callable[[Path, list[Path], Path], None]
+
+
 def server_files(java_home: Path, maven_home: Path, cache_dir: Path) -> tuple[Path, Path]:
-    """The compiled server and its ``m2.conf`` for this JDK and Maven, compiled once per content
-    (source, Maven's ``m2.conf``, JDK feature version) under ``cache_dir``, safe across workers."""
+    """The compiled server and its ``m2.conf`` for this JDK and Maven, compiled with the host's
+    ``java_home`` once per content under ``cache_dir``, safe across workers."""
+    feature = java_feature(java_home)
+
+    def compile_on_host(source: Path, classpath: list[Path], out: Path) -> None:
+        release = ["--release", "8"] if feature >= 9 else []
+        javac = [
+            str(java_home / "bin" / "javac"), "-nowarn", *release, "-encoding", "UTF-8",
+            "-cp", os.pathsep.join(str(jar) for jar in classpath), "-d", str(out), str(source),
+        ]  # fmt: skip
+        done = subprocess.run(javac, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise HarnessError(f"cannot compile the warm Maven server: {done.stderr.strip()[-2000:]}")
+
+    home = server_home(maven_home, cache_dir, f"host-{maven_home}-{feature}", compile_on_host)
+    return home / "classes", home / "m2.conf"
+
+
+def server_home(maven_home: Path, cache_dir: Path, flavour: str, compile_server: Compile) -> Path:
+    """The server's home (``classes/``, ``m2.conf``) for this Maven, made once per content
+    (source, Maven's ``m2.conf``, ``flavour``: how and for what it is compiled) under
+    ``cache_dir`` by ``compile_server``, safe across workers."""
     boot = sorted((maven_home / "boot").glob("plexus-classworlds-*.jar"))
     embedder = sorted((maven_home / "lib").glob("maven-embedder-*.jar"))
     if not boot or not embedder or not (maven_home / "bin" / "m2.conf").is_file():
         raise HarnessError(f"{maven_home} is not an Apache Maven 3 distribution (no classworlds/embedder)")
     source = SOURCE.read_bytes()
     original = (maven_home / "bin" / "m2.conf").read_text(encoding="utf-8")
-    feature = java_feature(java_home)
-    digest = hashlib.sha256(source + original.encode() + f"|{maven_home}|{feature}".encode()).hexdigest()
+    digest = hashlib.sha256(source + original.encode() + f"|{flavour}|conf2".encode()).hexdigest()
     home = cache_dir / f"warm-maven-{digest[:20]}"
-    classes, conf = home / "classes", home / "m2.conf"
-    if (classes / f"{MAIN_CLASS}.class").is_file() and conf.is_file():
-        return classes, conf
+    if (home / "classes" / f"{MAIN_CLASS}.class").is_file() and (home / "m2.conf").is_file():
+        return home
     cache_dir.mkdir(parents=True, exist_ok=True)
     with file_lock(cache_dir / f".warm-maven-{digest[:20]}.lock"):
-        if (classes / f"{MAIN_CLASS}.class").is_file() and conf.is_file():
-            return classes, conf
+        if (home / "classes" / f"{MAIN_CLASS}.class").is_file() and (home / "m2.conf").is_file():
+            return home
         with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".warm-maven-") as scratch:
             built = Path(scratch) / "home"
             (built / "classes").mkdir(parents=True)
-            release = ["--release", "8"] if feature >= 9 else []
-            javac = [
-                str(java_home / "bin" / "javac"), "-nowarn", *release, "-encoding", "UTF-8",
-                "-cp", os.pathsep.join([str(embedder[-1]), str(boot[-1])]),
-                "-d", str(built / "classes"), str(SOURCE),
-            ]  # fmt: skip
-            done = subprocess.run(javac, capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                raise HarnessError(f"cannot compile the warm Maven server: {done.stderr.strip()[-2000:]}")
-            (built / "m2.conf").write_text(warm_conf(original, classes), encoding="utf-8")
+            shutil.copyfile(SOURCE, built / SOURCE.name)
+            compile_server(built / SOURCE.name, [embedder[-1], boot[-1]], built / "classes")
+            (built / SOURCE.name).unlink()
+            if not (built / "classes" / f"{MAIN_CLASS}.class").is_file():
+                raise HarnessError("compiling the warm Maven server gave no class file")
+            (built / "m2.conf").write_text(warm_conf(original), encoding="utf-8")
             shutil.rmtree(home, ignore_errors=True)
             os.replace(built, home)
-    return classes, conf
+    return home
 
 
-def warm_conf(original: str, classes: Path) -> str:
-    """Maven's ``m2.conf`` with our server as the main class and its classes in the core realm."""
+def warm_conf(original: str) -> str:
+    """Maven's ``m2.conf`` with our server as the main class and its classes (under the home the
+    ``-D`` :data:`HOME_PROPERTY` names) in the core realm."""
     lines = original.splitlines()
     mains = [i for i, line in enumerate(lines) if line.strip().startswith("main is ")]
     if len(mains) != 1 or "[plexus.core]" not in (line.strip() for line in lines):
         raise HarnessError("Maven's m2.conf has no single main class and plexus.core realm")
     lines[mains[0]] = f"main is {MAIN_CLASS} from plexus.core"
-    return "\n".join(lines) + f"\nload       {classes}\n"
+    return "\n".join(lines) + f"\nload       ${{{HOME_PROPERTY}}}/classes\n"
+
+
+def boot_jar(maven_home: Path) -> str:
+    """The file name of Maven's classworlds launcher jar (in ``boot/``)."""
+    boot = sorted((maven_home / "boot").glob("plexus-classworlds-*.jar"))
+    if not boot:
+        raise HarnessError(f"{maven_home} is not an Apache Maven 3 distribution (no classworlds)")
+    return boot[-1].name
+
+
+def server_command(java: str, maven_home: str, boot: str, home: str, feature: int) -> list[str]:
+    """The server's JVM command line (the same for a host process and a container): Maven's
+    classworlds launcher (``boot``: :func:`boot_jar`) with our ``m2.conf``; ``maven_home`` and the
+    server's ``home`` as that JVM sees them."""
+    return [
+        java, *server_jvm_options(feature),
+        "-classpath", f"{maven_home}/boot/{boot}",
+        f"-Dclassworlds.conf={home}/m2.conf", f"-D{HOME_PROPERTY}={home}", f"-Dmaven.home={maven_home}",
+        f"-Dlibrary.jansi.path={maven_home}/lib/jansi-native",
+        "org.codehaus.plexus.classworlds.launcher.Launcher",
+    ]  # fmt: skip
+
+
+def server_jvm_options(feature: int) -> list[str]:
+    """JVM options of a server on JDK ``feature``."""
+    # the server's environment is made writable per build (TebenchWarmMaven.writableEnvironment)
+    opens = ["--add-opens", "java.base/java.util=ALL-UNNAMED"] if feature >= 9 else []
+    # an idle server gives its heap back (G1, JDK 12+): a cold mvn's memory goes at its exit,
+    # a warm one's would stay at its peak (2.5 GB seen after commons-lang's test compile)
+    idle = [f"-XX:G1PeriodicGCInterval={IDLE_GC_MS}"] if feature >= 12 else []
+    # a test JVM runs as the server's user: through the Attach API it could load an agent into
+    # the server and so reach every later build
+    return [*opens, *idle, "-XX:+DisableAttachMechanism"]
 
 
 class WarmServer:
-    """One running server: a JVM under the reaper, fed requests on its input."""
+    """The protocol with one running server, whatever carries it: requests go to :meth:`send`,
+    the server's output comes, as whole lines, from ``read`` (its chunks; ``b""`` at the end)."""
 
-    def __init__(
-        self, java_home: Path, maven_home: Path, classes: Path, conf: Path, env: Mapping[str, str]
-    ) -> None:
-        boot = sorted((maven_home / "boot").glob("plexus-classworlds-*.jar"))[-1]
-        feature = java_feature(java_home)
-        opens = ["--add-opens", "java.base/java.util=ALL-UNNAMED"] if feature >= 9 else []
-        # an idle server gives its heap back (G1, JDK 12+): a cold mvn's memory goes at its exit,
-        # a warm one's would stay at its peak (2.5 GB seen after commons-lang's test compile)
-        idle = [f"-XX:G1PeriodicGCInterval={IDLE_GC_MS}"] if feature >= 12 else []
-        argv = [
-            sys.executable, "-E", "-S", _REAPER, str(java_home / "bin" / "java"), *opens, *idle,
-            "-classpath", str(boot), f"-Dclassworlds.conf={conf}", f"-Dmaven.home={maven_home}",
-            f"-Dlibrary.jansi.path={maven_home / 'lib' / 'jansi-native'}",
-            "org.codehaus.plexus.classworlds.launcher.Launcher",
-        ]  # fmt: skip
+    def __init__(self, read: Callable[[], bytes]) -> None:
         self.builds = 0
-        #: The server JVM's pid (the reaper's first child), read after the first build.
-        self.java: int | None = None
-        self.process = subprocess.Popen(
-            argv,
-            cwd="/",
-            env=dict(env),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        assert self.process.stdout is not None
         self.lines: queue.Queue[str | None] = queue.Queue()
-        self.reader = threading.Thread(target=_pump, args=(self.process.stdout, self.lines), daemon=True)
+        self.reader = threading.Thread(target=_pump, args=(read, self.lines), daemon=True)
         self.reader.start()
 
     @property
     def alive(self) -> bool:
-        return self.process.poll() is None
+        raise NotImplementedError
+
+    def send(self, data: bytes) -> None:
+        """Write ``data`` to the server's input; an :class:`OSError` when it is gone."""
+        raise NotImplementedError
+
+    def clear_leftovers(self) -> bool:
+        """Kill every process a build left but the server; False when that cannot be done (the
+        server must then go too)."""
+        raise NotImplementedError
+
+    def stop(self, *, graceful: bool = True) -> None:
+        """End the server and everything it started."""
+        raise NotImplementedError
 
     def build(
         self, text: str, nonce: str, clock: PhaseClock, emit: Callable[[str], None]
@@ -238,11 +293,9 @@ class WarmServer:
         """Send one request; pass each output line to ``emit``. Returns the exit code and what
         happened: ``""`` (a clean build), ``"timeout"``, ``"died"`` (the server ended first) or
         ``"dirty"`` (the build left a thread; the server exits after answering)."""
-        assert self.process.stdin is not None
         self.builds += 1
         try:
-            self.process.stdin.write(text.encode("utf-8"))
-            self.process.stdin.flush()
+            self.send(text.encode("utf-8"))
         except OSError:
             return None, "died"
         outcome = ""
@@ -264,6 +317,54 @@ class WarmServer:
                 return (int(code) if code.lstrip("-").isdigit() else 1), outcome
             emit(line)
             clock.feed(line)
+
+
+class LocalServer(WarmServer):
+    """A server as a host process under the reaper, fed on its standard input."""
+
+    def __init__(
+        self, java_home: Path, maven_home: Path, classes: Path, conf: Path, env: Mapping[str, str]
+    ) -> None:
+        argv = [
+            sys.executable, "-E", "-S", _REAPER,
+            *server_command(str(java_home / "bin" / "java"), str(maven_home), boot_jar(maven_home),
+                            str(conf.parent), java_feature(java_home)),
+        ]  # fmt: skip
+        #: The server JVM's pid (the reaper's first child), read after the first build.
+        self.java: int | None = None
+        self.process = subprocess.Popen(
+            argv,
+            cwd="/",
+            env=dict(env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        stdout = self.process.stdout
+
+        def read() -> bytes:
+            try:
+                chunk = os.read(fd, CHUNK)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                with contextlib.suppress(OSError):
+                    stdout.close()
+            return chunk
+
+        super().__init__(read)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
 
     def clear_leftovers(self) -> bool:
         """Kill every process a build left: all below the reaper but the server itself. False
@@ -301,23 +402,25 @@ class WarmServer:
         self.reader.join(timeout=STOP_GRACE)
 
 
-class WarmMaven:
-    """The warm servers of one executor (one worker process), by JDK and Maven distribution.
+Key = TypeVar("Key", bound=Hashable)
+Server = TypeVar("Server", bound=WarmServer)
+
+
+class WarmPool(Generic[Key, Server]):
+    """The warm servers of one executor (one worker process), by what they were started for.
 
     A server runs one build at a time: builds running at once in one process (threads of a Dask
     worker or of ``tebench build``) each get a server of their own; at most :data:`MAX_SERVERS`
     idle ones are kept, the least recently used goes first."""
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
-        self.cache_dir = cache_dir
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         #: Idle servers, least recently used first.
-        self.idle: list[tuple[tuple[Path, Path], WarmServer]] = []
-        self.busy: set[WarmServer] = set()
+        self.idle: list[tuple[Key, Server]] = []
+        self.busy: set[Server] = set()
 
-    def acquire(self, java_home: Path, maven_home: Path, env: Mapping[str, str]) -> tuple[WarmServer, bool]:
-        """An idle server for this JDK and Maven, or a new one: and whether it was started now."""
-        key = (java_home, maven_home)
+    def acquire(self, key: Key, start: Callable[[], Server]) -> tuple[Server, bool]:
+        """An idle server for ``key``, or a new one from ``start``: and whether it was started now."""
         while True:
             with self.lock:
                 found = next((i for i in range(len(self.idle) - 1, -1, -1) if self.idle[i][0] == key), None)
@@ -328,25 +431,39 @@ class WarmMaven:
             if server is None:
                 break
             server.stop()
-        classes, conf = server_files(java_home, maven_home, self.cache_dir or maven_home.parent)
-        started = WarmServer(java_home, maven_home, classes, conf, env)
+        started = start()
         with self.lock:
             self.busy.add(started)
         return started, True
 
-    def release(self, java_home: Path, maven_home: Path, server: WarmServer, *, keep: bool) -> None:
+    def release(self, key: Key, server: Server, *, keep: bool) -> None:
         """Hand a server back after a build: kept idle, or stopped (``keep`` False)."""
-        surplus: list[WarmServer] = []
+        surplus: list[Server] = []
         with self.lock:
             self.busy.discard(server)
             if keep:
-                self.idle.append(((java_home, maven_home), server))
+                self.idle.append((key, server))
             while len(self.idle) > MAX_SERVERS:
                 surplus.append(self.idle.pop(0)[1])
         if not keep:
             server.stop(graceful=False)
         for extra in surplus:
             extra.stop()
+
+    def close(self) -> None:
+        with self.lock:
+            servers = [server for _, server in self.idle] + list(self.busy)
+            self.idle, self.busy = [], set()
+        for server in servers:
+            server.stop()
+
+
+class WarmMaven:
+    """The local executor's warm servers (host processes), by JDK and Maven distribution."""
+
+    def __init__(self, cache_dir: Path | None = None) -> None:
+        self.cache_dir = cache_dir
+        self.pool: WarmPool[tuple[Path, Path], LocalServer] = WarmPool()
 
     def run(
         self,
@@ -362,7 +479,13 @@ class WarmMaven:
         (see :meth:`WarmServer.build`; on ``"died"`` the caller runs the step cold) and how the
         server was had (``"started"`` or ``"reused"``)."""
         maven_home = Path(dict(step.tools)["maven"])
-        server, fresh = self.acquire(java_home, maven_home, server_env)
+
+        def start() -> LocalServer:
+            classes, conf = server_files(java_home, maven_home, self.cache_dir or maven_home.parent)
+            return LocalServer(java_home, maven_home, classes, conf, server_env)
+
+        key = (java_home, maven_home)
+        server, fresh = self.pool.acquire(key, start)
         keep = False
         try:
             nonce = uuid.uuid4().hex
@@ -370,15 +493,11 @@ class WarmMaven:
             code, outcome = server.build(text, nonce, clock, emit)
             keep = outcome not in ("timeout", "died", "dirty") and server.clear_leftovers()
         finally:
-            self.release(java_home, maven_home, server, keep=keep)
+            self.pool.release(key, server, keep=keep)
         return code, outcome, "started" if fresh else "reused"
 
     def close(self) -> None:
-        with self.lock:
-            servers = [server for _, server in self.idle] + list(self.busy)
-            self.idle, self.busy = [], set()
-        for server in servers:
-            server.stop()
+        self.pool.close()
 
 
 def _oldest_child(parent: int) -> int | None:
@@ -399,16 +518,12 @@ def _oldest_child(parent: int) -> int | None:
     return min(found)[1] if found else None
 
 
-def _pump(stream: IO[bytes], lines: queue.Queue[str | None]) -> None:
+def _pump(read: Callable[[], bytes], lines: queue.Queue[str | None]) -> None:
     """The server's output as whole lines (cut as the executor cuts them), then ``None`` at its end."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     splitter = LineSplitter()
-    fd = stream.fileno()
     while True:
-        try:
-            chunk = os.read(fd, CHUNK)
-        except OSError:
-            chunk = b""
+        chunk = read()
         found = splitter.feed(decoder.decode(chunk, final=not chunk))
         if not chunk:
             found += splitter.flush()
@@ -417,5 +532,3 @@ def _pump(stream: IO[bytes], lines: queue.Queue[str | None]) -> None:
         if not chunk:
             break
     lines.put(None)
-    with contextlib.suppress(OSError):
-        stream.close()
