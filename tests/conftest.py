@@ -251,3 +251,34 @@ def without_provenance(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def report(pytester: pytest.Pytester, name: str = "report.json") -> dict[str, Any]:
     data: dict[str, Any] = json.loads((pytester.path / name).read_text())
     return data
+
+
+def comparable_result(record: dict) -> dict:  # type: ignore[type-arg]
+    """A result without what differs run to run by design (timings, cache provenance, step logs)."""
+    drop = {"timings", "cache", "steps", "gold", "prebuilt", "warm_jvm"}
+
+    def clean(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if k not in drop}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return clean(record)  # type: ignore[return-value]
+
+
+def result_differences(warm: object, cold: object, at: str = "") -> list[str]:
+    """Where two results differ, as ``path: warm != cold`` (``at``: the path so far)."""
+    if isinstance(warm, dict) and isinstance(cold, dict):
+        return [
+            d
+            for k in sorted({*warm, *cold}, key=str)
+            for d in result_differences(warm.get(k), cold.get(k), f"{at}/{k}")
+        ]
+    if isinstance(warm, list) and isinstance(cold, list) and len(warm) == len(cold):
+        return [
+            d
+            for i, (w, c) in enumerate(zip(warm, cold, strict=True))
+            for d in result_differences(w, c, f"{at}[{i}]")
+        ]
+    return [] if warm == cold else [f"{at}: {warm!r} != {cold!r}"]

@@ -13,6 +13,8 @@ from test_demo_docker import _hostile
 
 from conftest import PREDICTIONS
 from conftest import DemoRun
+from conftest import comparable_result
+from conftest import result_differences
 from conftest import write_jsonl
 
 pytestmark = [pytest.mark.docker, pytest.mark.maven]
@@ -53,10 +55,12 @@ def test_demo_results_are_the_same_in_warm_and_cold_containers(
         records = report["results"]  # type: ignore[index]
         reports[mode] = {(r["instance_id"], r["model_name_or_path"]): r for r in records}  # type: ignore[union-attr]
         results[mode] = {
-            k: _comparable(r) for k, r in reports[mode].items() if r["model_name_or_path"] == "update-cases"
+            k: comparable_result(r)
+            for k, r in reports[mode].items()
+            if r["model_name_or_path"] == "update-cases"
         }
     assert len(results["on"]) >= 4
-    assert results["on"] == results["off"], _differences(results["on"], results["off"])
+    assert results["on"] == results["off"], result_differences(results["on"], results["off"])
     warm = [r["update"]["warm_jvm"] for r in reports["on"].values()]
     assert set(warm) <= {"started", "reused"} and "reused" in warm
     assert {r["update"]["warm_jvm"] for r in reports["off"].values()} == {None}
@@ -67,34 +71,3 @@ def test_demo_results_are_the_same_in_warm_and_cold_containers(
         tests = {t["method"]: (t["status"], t["message"]) for t in record["update"]["tests"]}
         assert record["status"] == "evaluated" and tests["hostile"][0] == "passed", tests["hostile"]
         assert record["update"]["warm_jvm"] == "reused"
-
-
-def _comparable(record: dict) -> dict:  # type: ignore[type-arg]
-    """A result without what differs run to run by design (timings, cache provenance, step logs)."""
-    drop = {"timings", "cache", "steps", "gold", "prebuilt", "warm_jvm"}
-
-    def clean(value: object) -> object:
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if k not in drop}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return value
-
-    return clean(record)  # type: ignore[return-value]
-
-
-def _differences(warm: object, cold: object, at: str = "") -> list[str]:
-    """Where two results differ, as ``path: warm != cold``."""
-    if isinstance(warm, dict) and isinstance(cold, dict):
-        return [
-            d
-            for k in sorted({*warm, *cold}, key=str)
-            for d in _differences(warm.get(k), cold.get(k), f"{at}/{k}")
-        ]
-    if isinstance(warm, list) and isinstance(cold, list) and len(warm) == len(cold):
-        return [
-            d
-            for i, (w, c) in enumerate(zip(warm, cold, strict=True))
-            for d in _differences(w, c, f"{at}[{i}]")
-        ]
-    return [] if warm == cold else [f"{at}: {warm!r} != {cold!r}"]

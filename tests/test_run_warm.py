@@ -33,6 +33,7 @@ from pytest_tebench.run.maven.steps import selection_step
 
 from conftest import PREDICTIONS
 from conftest import DemoRun
+from conftest import comparable_result
 
 STUB = Path(__file__).parent / "fixtures" / "warm-maven-stub"
 MVN = "{tool:maven}/bin/mvn"
@@ -383,7 +384,7 @@ def test_demo_results_are_the_same_cold_and_warm(pytester: pytest.Pytester, tmp_
         run = DemoRun(pytester, tmp_path / f"cache-{mode}")
         result, report = run(str(PREDICTIONS / "update-cases.jsonl"), f"--tebench-warm-jvm={mode}")
         assert result.ret == 0, result.stdout.str()[-3000:]
-        results[mode] = [_comparable(r) for r in report["results"]]  # type: ignore[attr-defined]
+        results[mode] = [comparable_result(r) for r in report["results"]]  # type: ignore[attr-defined]
         reports[mode] = report["results"]  # type: ignore[index]
     assert len(results["on"]) >= 4
     assert results["on"] == results["off"]
@@ -391,17 +392,3 @@ def test_demo_results_are_the_same_cold_and_warm(pytester: pytest.Pytester, tmp_
     assert {r["update"]["warm_jvm"] for r in reports["on"]} <= {"started", "reused"}
     assert "reused" in {r["update"]["warm_jvm"] for r in reports["on"]}
     assert {r["update"]["warm_jvm"] for r in reports["off"]} == {None}
-
-
-def _comparable(record: dict) -> dict:  # type: ignore[type-arg]
-    """A result without what differs run to run by design (timings, cache provenance, step logs)."""
-    drop = {"timings", "cache", "steps", "gold", "prebuilt", "warm_jvm"}
-
-    def clean(value: object) -> object:
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if k not in drop}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return value
-
-    return clean(record)  # type: ignore[return-value]
