@@ -261,14 +261,75 @@ def test_refusal(tmp_path: Path, step: BuildStep, why: str) -> None:
     assert (found == "") if not why else (why in found)
 
 
-def test_jvm_config_keeps_a_build_cold_and_sets_the_base_directory(tmp_path: Path) -> None:
+def test_jvm_config_is_read_from_the_base_directory(tmp_path: Path) -> None:
     (tmp_path / ".mvn").mkdir()
     module = tmp_path / "module"
     module.mkdir()
     assert warm.refusal(_plain("test"), module) == ""
     assert warm.project_basedir(module) == tmp_path.resolve()
-    (tmp_path / ".mvn" / "jvm.config").write_text("-Xmx2g\n", encoding="utf-8")
-    assert warm.refusal(_plain("test"), module) == ".mvn/jvm.config sets JVM options"
+    assert warm.jvm_config(module) == ((), "")
+    (tmp_path / ".mvn" / "jvm.config").write_text("-Xmx2g\n-javaagent:lib/a.jar\n", encoding="utf-8")
+    assert "-javaagent:lib/a.jar" in warm.refusal(_plain("test"), module)
+
+
+#: gson's .mvn/jvm.config (Error Prone in javac needs the compiler's internals), shortened.
+GSON_JVM_CONFIG = """--add-exports jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED
+--add-exports jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+--add-opens jdk.compiler/com.sun.tools.javac.code=ALL-UNNAMED
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "options", "why"),
+    [
+        (GSON_JVM_CONFIG, tuple(GSON_JVM_CONFIG.split()), ""),
+        ("-Xmx1g -Xss4m\r\n-XX:+UseG1GC -XX:MaxMetaspaceSize=512m -Dfile.encoding=UTF-8 -ea\n", None, ""),
+        ("--add-opens=java.base/java.lang=ALL-UNNAMED --enable-preview", None, ""),
+        ("-javaagent:lib/agent.jar", (), "-javaagent:lib/agent.jar"),  # a path against the project
+        ("@jvm.args", (), "@jvm.args"),  # an argument file
+        ("-Xlog:gc:gc.log", (), "-Xlog:gc:gc.log"),
+        ("-XX:HeapDumpPath=dumps/", (), "-XX:HeapDumpPath=dumps/"),
+        ("-Dpattern=*.txt", (), "-Dpattern=*.txt"),  # the mvn script's shell would expand it
+        ("--add-opens", (), "--add-opens"),  # no value
+    ],
+)
+def test_jvm_config_options_a_server_starts_with(
+    tmp_path: Path, text: str, options: tuple[str, ...] | None, why: str
+) -> None:
+    (tmp_path / ".mvn").mkdir()
+    (tmp_path / ".mvn" / "jvm.config").write_text(text, encoding="utf-8")
+    found, reason = warm.jvm_config(tmp_path)
+    assert found == (tuple(text.split()) if options is None else options)
+    assert (reason == "") if not why else (why in reason and found == ())
+
+
+def test_project_options_come_first_so_the_servers_own_win() -> None:
+    command = warm.server_command("java", "/m", "b.jar", "/h", 17, project=("-XX:-DisableAttachMechanism",))
+    assert command.index("-XX:-DisableAttachMechanism") < command.index("-XX:+DisableAttachMechanism")
+    assert command.index("-XX:+DisableAttachMechanism") < command.index("-classpath")
+
+
+@needs_jdk
+def test_each_jvm_config_gets_a_server_of_its_own(
+    executor: LocalExecutor, fake_maven: Path, tmp_path: Path
+) -> None:
+    printed = {}
+    for name in ("one", "two", "one"):
+        workspace = tmp_path / name
+        (workspace / ".mvn").mkdir(parents=True, exist_ok=True)
+        (workspace / ".mvn" / "jvm.config").write_text(
+            f"-Dtebench.config={name} -Xmx256m\n", encoding="utf-8"
+        )
+        done = executor.run(
+            workspace, _step(fake_maven, "print-prop=tebench.config"), maven_repo=tmp_path / "repo"
+        )
+        assert done.ok, done.output
+        printed.setdefault(name, []).append((done.extra["warm_jvm"], done.output))
+    # the second project's options started a second server; the first's server served it again
+    assert [how for how, _ in printed["one"]] == ["started", "reused"]
+    assert [how for how, _ in printed["two"]] == ["started"]
+    for name, runs in printed.items():
+        assert all(f"[stub] property tebench.config={name}" in output for _, output in runs)
 
 
 def test_request_carries_what_the_mvn_script_would_set(tmp_path: Path) -> None:

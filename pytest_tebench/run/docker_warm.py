@@ -342,10 +342,14 @@ class WarmDockerExecutor(DockerExecutor):
         tail: deque[str] = deque(maxlen=self.tail_lines)
         started = time.monotonic()
         clock = PhaseClock(step, started)
-        key = (jdk, str(maven_home), str(maven_repo), str(workspace.parent))
+        # a server per project JVM options (.mvn/jvm.config): it serves only their builds
+        project, _ = warm.jvm_config(workspace)
+        key = (jdk, str(maven_home), str(maven_repo), str(workspace.parent), project)
         if key in self.broken:
             return None, "a warm server for this JDK and Maven ended before it ran a build"
-        server, fresh = self.pool.acquire(key, lambda: self._start(jdk, step, maven_repo, workspace.parent))
+        server, fresh = self.pool.acquire(
+            key, lambda: self._start(jdk, step, maven_repo, workspace.parent, project)
+        )
         nonce = uuid.uuid4().hex
         keep, code, outcome = False, None, "died"
         restore: Callable[[], None] = lambda: None  # noqa: E731
@@ -406,15 +410,18 @@ class WarmDockerExecutor(DockerExecutor):
         # the request names the workspace (CWD, the project's base directory) as the host has it
         return argv, translate(warm.request(nonce, workspace, argv[1:], dict(env), top=workspace), maps), head
 
-    def _start(self, jdk: int, step: BuildStep, maven_repo: Path, parent: Path) -> ContainerServer:
-        """A server container for ``step``'s JDK and Maven, its stage in ``parent``."""
+    def _start(
+        self, jdk: int, step: BuildStep, maven_repo: Path, parent: Path, project: tuple[str, ...] = ()
+    ) -> ContainerServer:
+        """A server container for ``step``'s JDK and Maven, its stage in ``parent``; ``project``:
+        the JVM options of the project's ``.mvn/jvm.config`` (``warm.jvm_config``)."""
         maven_home = Path(dict(step.tools)["maven"])
         compile_server = self._compile(maven_repo)
         home = warm.server_home(maven_home, maven_home.parent, f"docker-{self.image}", compile_server)
         launcher = self._launcher(jdk, maven_home.parent, maven_repo)
         stage = Stage(parent)
         try:
-            spec = self.server_spec(jdk, step, maven_repo, stage, home, launcher=launcher)
+            spec = self.server_spec(jdk, step, maven_repo, stage, home, launcher=launcher, project=project)
             server = ContainerServer(self, spec, stage)
         except BaseException:
             stage.remove()
@@ -432,6 +439,7 @@ class WarmDockerExecutor(DockerExecutor):
         home: Path,
         *,
         launcher: tuple[Path, str] | None = None,
+        project: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         """The server container: a cold step's sandbox (:meth:`container_spec`, the stage as its
         workspace) whose command is the server (its ``home`` mounted read-only), input open;
@@ -443,6 +451,7 @@ class WarmDockerExecutor(DockerExecutor):
             warm.boot_jar(maven_home),
             f"{CONTAINER_TOOLS}/{SERVER_TOOL}",
             jdk,
+            project=project,
         )
         server_step = BuildStep(
             name="warm-maven",

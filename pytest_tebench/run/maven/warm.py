@@ -28,8 +28,9 @@ Isolation, build to build (what a cold launch gives for free, kept here on purpo
   ``System.exit``) makes the step run again cold, so a warm server never decides a verdict.
 
 A step runs cold (with the reason in its ``extra``) when it is not marked, goes online, uses
-Maven's ``-f``, has a ``.mvn/jvm.config`` (JVM options a running JVM cannot take), or carries a
-line break in an argument. The local executor runs the server as a host process
+Maven's ``-f``, has a ``.mvn/jvm.config`` with an option a server does not start with
+(:func:`jvm_config`: the others start a server of their own, as ``mvn`` would start its JVM), or
+carries a line break in an argument. The local executor runs the server as a host process
 (:class:`LocalServer`); the Docker executor runs it as a sandbox container's command and talks to
 it over the container's attached input and output (``run/docker_warm.py``): one protocol
 (:class:`WarmServer`), two transports, one pool (:class:`WarmPool`).
@@ -42,6 +43,7 @@ import contextlib
 import hashlib
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -101,10 +103,45 @@ def refusal(step: BuildStep, workspace: Path) -> str:
         return "a build of another POM (-f)"
     if any(arg.replace(" ", "").startswith(_IN_PROCESS) for arg in step.argv):
         return "the tests would run in Maven's JVM"
+    return jvm_config(workspace)[1]
+
+
+#: ``.mvn/jvm.config`` options a server may start with, as the ``mvn`` script would start Maven:
+#: module access, memory sizes, boolean and numeric VM flags, system properties, assertions.
+#: Anything else (an agent, a log or dump file, an argument file: paths the script's JVM
+#: resolves against the project's directory) keeps the build cold.
+_JVM_CONFIG_OPTION = re.compile(
+    r"--add-(?:exports|opens|modules|reads)=[\w.$/=,-]+|-Xm[sx]\d+[kKmMgG]?|-Xss\d+[kKmMgG]?"
+    r"|-XX:[+-]\w+|-XX:\w+=[\w.]+|-D[\w.-]+(?:=[^*?\[\]]*)?|-e?s?[ad]|--enable-preview"
+    r"|--illegal-access=\w+"
+)
+#: Options whose value is the next word (``--add-exports jdk.compiler/...=ALL-UNNAMED``).
+_JVM_CONFIG_PAIRED = ("--add-exports", "--add-opens", "--add-modules", "--add-reads")
+_JVM_CONFIG_VALUE = re.compile(r"[\w.$/=,-]+")
+
+
+def jvm_config(workspace: Path) -> tuple[tuple[str, ...], str]:
+    """The options of the project's ``.mvn/jvm.config`` as ``mvn`` passes them to its JVM (the
+    file's lines joined and split at white space: the script expands them unquoted), and why a
+    server cannot start with them ("" when it can; no file: no options)."""
     config = project_basedir(workspace) / ".mvn" / "jvm.config"
-    if config.is_file() and config.read_text(encoding="utf-8", errors="replace").strip():
-        return ".mvn/jvm.config sets JVM options"
-    return ""
+    if not config.is_file():
+        return (), ""
+    try:
+        words = config.read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError):
+        return (), ".mvn/jvm.config cannot be read as UTF-8"
+    index = 0
+    while index < len(words):
+        word = words[index]
+        paired = index + 1 < len(words) and _JVM_CONFIG_VALUE.fullmatch(words[index + 1])
+        if word in _JVM_CONFIG_PAIRED and paired:
+            index += 2
+            continue
+        if not _JVM_CONFIG_OPTION.fullmatch(word):
+            return (), f".mvn/jvm.config sets a JVM option a warm server does not take: {word[:80]}"
+        index += 1
+    return tuple(words), ""
 
 
 def project_basedir(workspace: Path, *, top: Path | None = None) -> Path:
@@ -235,12 +272,15 @@ def boot_jar(maven_home: Path) -> str:
     return boot[-1].name
 
 
-def server_command(java: str, maven_home: str, boot: str, home: str, feature: int) -> list[str]:
+def server_command(
+    java: str, maven_home: str, boot: str, home: str, feature: int, *, project: tuple[str, ...] = ()
+) -> list[str]:
     """The server's JVM command line (the same for a host process and a container): Maven's
     classworlds launcher (``boot``: :func:`boot_jar`) with our ``m2.conf``; ``maven_home`` and the
-    server's ``home`` as that JVM sees them."""
+    server's ``home`` as that JVM sees them; ``project``: the options of the project's
+    ``.mvn/jvm.config`` (:func:`jvm_config`), first, as ``mvn`` puts them, so ours win a clash."""
     return [
-        java, *server_jvm_options(feature),
+        java, *project, *server_jvm_options(feature),
         "-classpath", f"{maven_home}/boot/{boot}",
         f"-Dclassworlds.conf={home}/m2.conf", f"-D{HOME_PROPERTY}={home}", f"-Dmaven.home={maven_home}",
         f"-Dlibrary.jansi.path={maven_home}/lib/jansi-native",
@@ -323,12 +363,19 @@ class LocalServer(WarmServer):
     """A server as a host process under the reaper, fed on its standard input."""
 
     def __init__(
-        self, java_home: Path, maven_home: Path, classes: Path, conf: Path, env: Mapping[str, str]
+        self,
+        java_home: Path,
+        maven_home: Path,
+        classes: Path,
+        conf: Path,
+        env: Mapping[str, str],
+        *,
+        project: tuple[str, ...] = (),
     ) -> None:
         argv = [
             sys.executable, "-E", "-S", _REAPER,
             *server_command(str(java_home / "bin" / "java"), str(maven_home), boot_jar(maven_home),
-                            str(conf.parent), java_feature(java_home)),
+                            str(conf.parent), java_feature(java_home), project=project),
         ]  # fmt: skip
         #: The server JVM's pid (the reaper's first child), read after the first build.
         self.java: int | None = None
@@ -463,7 +510,7 @@ class WarmMaven:
 
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.cache_dir = cache_dir
-        self.pool: WarmPool[tuple[Path, Path], LocalServer] = WarmPool()
+        self.pool: WarmPool[tuple[Path, Path, tuple[str, ...]], LocalServer] = WarmPool()
 
     def run(
         self,
@@ -480,11 +527,14 @@ class WarmMaven:
         server was had (``"started"`` or ``"reused"``)."""
         maven_home = Path(dict(step.tools)["maven"])
 
+        # a server per project JVM options: one started with them serves only their builds
+        project, _ = jvm_config(workspace)
+
         def start() -> LocalServer:
             classes, conf = server_files(java_home, maven_home, self.cache_dir or maven_home.parent)
-            return LocalServer(java_home, maven_home, classes, conf, server_env)
+            return LocalServer(java_home, maven_home, classes, conf, server_env, project=project)
 
-        key = (java_home, maven_home)
+        key = (java_home, maven_home, project)
         server, fresh = self.pool.acquire(key, start)
         keep = False
         try:
