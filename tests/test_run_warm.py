@@ -290,6 +290,11 @@ GSON_JVM_CONFIG = """--add-exports jdk.compiler/com.sun.tools.javac.api=ALL-UNNA
         ("-Xlog:gc:gc.log", (), "-Xlog:gc:gc.log"),
         ("-XX:HeapDumpPath=dumps/", (), "-XX:HeapDumpPath=dumps/"),
         ("-Dpattern=*.txt", (), "-Dpattern=*.txt"),  # the mvn script's shell would expand it
+        ("-Djava.io.tmpdir=target/tmp", (), "-Djava.io.tmpdir=target/tmp"),  # a place
+        ("-Dreport.out=target/out", (), "-Dreport.out=target/out"),  # a relative path
+        ("-Dx=./y", (), "-Dx=./y"),
+        ("-XX:ErrorFile=hs_err.log", (), "-XX:ErrorFile=hs_err.log"),  # a file, not a number
+        ("-Dabs=/opt/x -Dflag -Dnet.bytebuddy.experimental=true", None, ""),
         ("--add-opens", (), "--add-opens"),  # no value
     ],
 )

@@ -112,9 +112,12 @@ def refusal(step: BuildStep, workspace: Path) -> str:
 #: resolves against the project's directory) keeps the build cold.
 _JVM_CONFIG_OPTION = re.compile(
     r"--add-(?:exports|opens|modules|reads)=[\w.$/=,-]+|-Xm[sx]\d+[kKmMgG]?|-Xss\d+[kKmMgG]?"
-    r"|-XX:[+-]\w+|-XX:\w+=[\w.]+|-D[\w.-]+(?:=[^*?\[\]]*)?|-e?s?[ad]|--enable-preview"
-    r"|--illegal-access=\w+"
+    r"|-XX:[+-]\w+|-XX:\w+=[\d.]+[kKmMgG%]?|-e?s?[ad]|--enable-preview|--illegal-access=\w+"
 )
+#: A ``-D`` property; its value may not be a pattern, nor a relative path (``mvn``'s JVM would
+#: read it against the project's directory, a server against its own), nor name a place.
+_JVM_CONFIG_PROPERTY = re.compile(r"-D(?P<key>[\w.-]+)(?:=(?P<value>[^*?\[\]]*))?")
+_PLACE_KEY = re.compile(r"(?:dir|path|file|home|tmpdir|local|root)$", re.IGNORECASE)
 #: Options whose value is the next word (``--add-exports jdk.compiler/...=ALL-UNNAMED``).
 _JVM_CONFIG_PAIRED = ("--add-exports", "--add-opens", "--add-modules", "--add-reads")
 _JVM_CONFIG_VALUE = re.compile(r"[\w.$/=,-]+")
@@ -138,10 +141,19 @@ def jvm_config(workspace: Path) -> tuple[tuple[str, ...], str]:
         if word in _JVM_CONFIG_PAIRED and paired:
             index += 2
             continue
-        if not _JVM_CONFIG_OPTION.fullmatch(word):
+        if not (_JVM_CONFIG_OPTION.fullmatch(word) or _plain_property(word)):
             return (), f".mvn/jvm.config sets a JVM option a warm server does not take: {word[:80]}"
         index += 1
     return tuple(words), ""
+
+
+def _plain_property(word: str) -> bool:
+    """A ``-D`` of a ``.mvn/jvm.config`` that means the same to any JVM: no pattern, no place."""
+    found = _JVM_CONFIG_PROPERTY.fullmatch(word)
+    if found is None or _PLACE_KEY.search(found["key"]):
+        return False
+    value = found["value"] or ""
+    return not value.startswith(".") and ("/" not in value or value.startswith("/"))
 
 
 def project_basedir(workspace: Path, *, top: Path | None = None) -> Path:
