@@ -6,6 +6,7 @@ Hand computations are in the comments. Line numbers refer to the V-0.5 sources o
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -343,5 +344,21 @@ def test_prebuilt_production_build_gives_the_same_verdicts(pytester: pytest.Pyte
     assert statuses[I7] == "test_compile_error" and statuses[I8] == "compile_error"
     # test-only predictions ran on the classes gold's launch compiled; the one editing main did not
     assert all(prebuilt[iid].startswith("reused ") for iid in (I1, I2, I3, I7)), prebuilt
+    # ... and on gold's compiled test tree, compiling only their changed test file (I1 changes
+    # WrapTest: WordWrapTest, whose text contains that name, is compiled too, as mentions are
+    # matched as plain substrings); I7's tests do not compile: the whole tree compiled again gave
+    # that verdict
+    partial = {
+        iid: re.search(r"tests reused \w+: (\d+) of (\d+) test sources compiled", prebuilt[iid])
+        for iid in prebuilt
+    }
+    assert {iid: m.groups() for iid, m in partial.items() if m} == {
+        I1: ("2", "8"),
+        I2: ("1", "8"),
+        I3: ("1", "9"),
+        I7: ("1", "9"),
+    }, prebuilt
+    assert "compiled again" not in prebuilt[I1] + prebuilt[I2] + prebuilt[I3]
+    assert prebuilt[I7].endswith("a test compile error in a partial test compile: tests compiled again")
     assert prebuilt[I8].startswith("off: no stored production build"), prebuilt
     assert {r["update"]["prebuilt"] for r in compiled["results"]} == {None}

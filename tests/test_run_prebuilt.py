@@ -28,6 +28,7 @@ from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import compile_launch
 from pytest_tebench.run.maven.prebuilt import prebuilt_key
 from pytest_tebench.run.maven.prebuilt import prepare
+from pytest_tebench.run.maven.prebuilt_tests import STALE_ONLY
 from pytest_tebench.run.maven.steps import selection_step
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import RunSettings
@@ -285,12 +286,13 @@ def test_run_selection_falls_back_to_a_full_compile_when_the_prebuilt_launch_bre
     workspace: Path, tmp_path: Path
 ) -> None:
     """A build error on the restored classes (a plugin that needed the skipped compile, say) is no
-    verdict: the launch runs again compiling everything, and that launch decides."""
+    verdict: the launch runs again on the production build with the whole test tree compiled, then
+    (failing the same way) compiling everything, and that launch decides."""
 
     class Maven(FakeMaven):
         def run(self, workspace: Path, step: BuildStep, *, maven_repo: Path) -> StepResult:
             result = super().run(workspace, step, maven_repo=maven_repo)
-            if step.name == "compile+test":
+            if step.name in ("compile+test", "compile+test-tests-again"):
                 output = (
                     "[ERROR] Failed to execute goal org.example:bytecode-plugin:1.0:enhance: no classes\n"
                 )
@@ -310,7 +312,14 @@ def test_run_selection_falls_back_to_a_full_compile_when_the_prebuilt_launch_bre
         maven_repo=tmp_path / "m2", coverage=False, prebuilt=Prebuilt(tmp_path / "store", create=True)
     )
     run = run_selection(maven, workspace, [TEST], settings)  # type: ignore[arg-type]
-    assert [step.name for step in maven.seen] == ["prebuild", "compile+test", "compile+test-again"]
+    assert [step.name for step in maven.seen] == [
+        "prebuild",
+        "prebuild-tests",
+        "compile+test",
+        "compile+test-tests-again",
+        "compile+test-again",
+    ]
+    assert SKIP_MAIN in maven.seen[-2].argv and STALE_ONLY not in maven.seen[-2].argv
     assert SKIP_MAIN not in maven.seen[-1].argv
     assert run.status == "ok" and run.all_passed
     assert run.prebuilt.startswith("built ") and "compiled again" in run.prebuilt

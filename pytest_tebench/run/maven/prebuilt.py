@@ -129,7 +129,7 @@ def _outside_targets(path: str, modules: Iterable[str]) -> bool:
     return True
 
 
-def _untracked(workspace: Path, modules: Iterable[str]) -> list[str]:
+def untracked_outside_targets(workspace: Path, modules: Iterable[str]) -> list[str]:
     """Untracked paths, ignored ones included (a directory as one ``dir/`` entry), outside
     every module's ``target/``."""
     listed = _git(workspace, "ls-files", "-z", "--others", "--directory").decode("utf-8", "surrogateescape")
@@ -159,7 +159,7 @@ def production_digest(workspace: Path, modules: Iterable[str]) -> str:
         if entry and not is_test_path(entry.split(b"\t", 1)[1].decode("utf-8", "surrogateescape")):
             digest.update(entry + b"\0")
     changed = _git(workspace, "diff", "-z", "--name-only").decode("utf-8", "surrogateescape")
-    untracked = _untracked(workspace, chosen)
+    untracked = untracked_outside_targets(workspace, chosen)
     for name in sorted({*filter(None, changed.split("\0")), *untracked}):
         if not is_test_path(name):
             digest.update(f"{name}\0{_file_digest(workspace / name)}\0".encode("utf-8", "surrogateescape"))
@@ -329,7 +329,7 @@ def prepare(
         )
     if not manifest.get("usable"):
         return PrebuiltUse(launch, OFF, key, str(manifest.get("reason") or "not reusable"))
-    seconds = _restore(entry, workspace, manifest["modules"])
+    seconds = restore_trees(entry, workspace, manifest["modules"])
     return PrebuiltUse(skipping_main(launch), REUSED, key, restore_seconds=seconds)
 
 
@@ -346,18 +346,18 @@ def _build(
 ) -> PrebuiltUse:
     """Compile, store, and restore for this launch (the launch then runs on exactly what later
     launches get)."""
-    before = _untracked(workspace, modules)
+    before = untracked_outside_targets(workspace, modules)
     compiled = executor.run(workspace, compile_step, maven_repo=maven_repo)
     built = [m for m in modules if (workspace / m / "target").is_dir()]
     if compiled.timed_out or not compiled.ok:
-        _remove_targets(workspace, built)
+        remove_targets(workspace, built)
         why = (
             "timed out"
             if compiled.timed_out
             else mavenlog.diagnose_build(compiled.output, compiled.exit_code).summary
         )
         return PrebuiltUse(launch, OFF, key, f"the production compile failed ({why})", compiled)
-    written = sorted(set(_untracked(workspace, modules)) - set(before))
+    written = sorted(set(untracked_outside_targets(workspace, modules)) - set(before))
     record: dict[str, Any] = {
         "key": key,
         "harness_version": __version__,
@@ -372,11 +372,11 @@ def _build(
             f"the production compile writes outside target/: {', '.join(written[:5]) or 'a linked target/'}"
         )
         _store(prebuilt.store / key, workspace, [], {**record, "usable": False, "reason": reason})
-        _remove_targets(workspace, built)
+        remove_targets(workspace, built)
         return PrebuiltUse(launch, OFF, key, reason, compiled)
     _store(prebuilt.store / key, workspace, built, {**record, "usable": True})
-    _remove_targets(workspace, built)
-    seconds = _restore(prebuilt.store / key, workspace, built)
+    remove_targets(workspace, built)
+    seconds = restore_trees(prebuilt.store / key, workspace, built)
     return PrebuiltUse(skipping_main(launch), BUILT, key, compiled=compiled, restore_seconds=seconds)
 
 
@@ -400,7 +400,7 @@ def _store(entry: Path, workspace: Path, modules: list[str], manifest: dict[str,
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _restore(entry: Path, workspace: Path, modules: Iterable[str]) -> float:
+def restore_trees(entry: Path, workspace: Path, modules: Iterable[str]) -> float:
     """Copy the stored trees into the workspace; new copies (a test may write into its
     ``target/classes``, never into the store), stamped now (newer than every source)."""
     started = time.perf_counter()
@@ -411,7 +411,7 @@ def _restore(entry: Path, workspace: Path, modules: Iterable[str]) -> float:
     return time.perf_counter() - started
 
 
-def _remove_targets(workspace: Path, modules: Iterable[str]) -> None:
+def remove_targets(workspace: Path, modules: Iterable[str]) -> None:
     for module in modules:
         target = workspace / module / "target"
         if target.is_symlink():

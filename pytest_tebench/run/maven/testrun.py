@@ -55,6 +55,9 @@ from pytest_tebench.run.maven.journal import recorded_surefire
 from pytest_tebench.run.maven.modulepath import opens_for_tests
 from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import prepare as prepare_prebuilt
+from pytest_tebench.run.maven.prebuilt_tests import needs_full_compile
+from pytest_tebench.run.maven.prebuilt_tests import prepare as prepare_test_tree
+from pytest_tebench.run.maven.prebuilt_tests import restore_production
 from pytest_tebench.run.maven.reactor import read_reactor
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
@@ -457,8 +460,12 @@ class _Run:
 
     def launch(self, step: BuildStep) -> StepResult:
         """The one-launch ``mvn test``, on the stored production build when the settings ask for
-        it and it can be had; a launch on it that fails for build reasons (never the code's)
-        runs again compiling everything, so the prebuilt build never decides a verdict."""
+        it and it can be had, and on the stored test tree closest to this one (compiling only the
+        sources that must be, :mod:`~pytest_tebench.run.maven.prebuilt_tests`); a launch that
+        compiled part of the test tree and failed to compile, or changed a kept file, runs again
+        compiling the whole test tree; a launch on the production build that fails for build
+        reasons (never the code's) runs again compiling everything, so neither stored build ever
+        decides a verdict."""
         prebuilt = self.settings.prebuilt
         if prebuilt is None or not self.settings.offline or step.name != "compile+test":
             return self.step(step)
@@ -476,7 +483,29 @@ class _Run:
             self.timings[use.compiled.name] = use.compiled.duration
         if use.used:
             self.timings["prebuilt_restore"] = use.restore_seconds
-        tested = self.step(use.launch)
+        tests = prepare_test_tree(
+            self.executor,
+            self.workspace,
+            prebuilt,
+            use,
+            modules=self.reactor.modules,
+            maven_repo=self.settings.maven_repo,
+        )
+        if use.used:
+            self.prebuilt += f"; {tests.describe()}"
+        if tests.compiled is not None:
+            self.steps.append(tests.compiled)
+            self.timings[tests.compiled.name] = tests.compiled.duration
+        if tests.used:
+            self.timings["prebuilt_tests_restore"] = tests.restore_seconds
+        tested = self.step(tests.launch)
+        why = needs_full_compile(self.workspace, tests, tested)
+        if why:
+            # the whole test tree again, on the restored production build: that compile decides
+            self.prebuilt += f"; {why}: tests compiled again"
+            remove_stale_outputs(self.workspace, whole_target=True)
+            restore_production(prebuilt.store / use.key, self.workspace, self.reactor.modules)
+            tested = self.step(replace(use.launch, name="compile+test-tests-again"))
         if use.used and _fall_back(tested):
             self.prebuilt = f"{use.describe()}; failed ({self.prebuilt_failure(tested)}): compiled again"
             remove_stale_outputs(self.workspace, whole_target=True)

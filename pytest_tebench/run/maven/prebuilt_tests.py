@@ -1,0 +1,382 @@
+"""Gold's compiled test tree, stored once and reused: a launch compiles only what its tree changed.
+
+On top of the stored production build (:mod:`~pytest_tebench.run.maven.prebuilt`), the first
+trusted launch of a test tree (gold's) runs one offline ``mvn test-compile`` with the production
+compile skipped, and keeps what it left on the test side of every built module: the classes in
+``target/test-classes`` (with the test resources copied there), annotation processors' sources in
+``target/generated-test-sources`` and the compiler's own state for the test compile. Every later
+launch of the same production tree restores the stored test tree closest to its own, deletes the
+classes of the sources :func:`~pytest_tebench.run.maven.compiled_tests.plan` says must be compiled
+again, and runs its one ``mvn test`` with ``-Dmaven.compiler.useIncrementalCompilation=false``: the
+compiler plugin then compiles the sources whose classes are missing or older than them (its
+documented stale-source mode), with every other class of the tree on the class path. Gold's own
+repeated runs compile nothing.
+
+Why the verdict is the full compile's: the recompiled set is closed over mentions (see
+:mod:`~pytest_tebench.run.maven.compiled_tests`), so every class kept is the one a full compile of
+this tree writes; the set's classes are compiled by the project's own compiler execution with the
+project's own options. Guarded after the launch, and compiled again whole when it fails (the full
+compile then decides): a test compile error, or a build error, in a launch that compiled part of
+the tree; any kept file of the restored tree (classes, generated sources, outputs that are not a
+copied resource) changed or gone (a processor that rewrote an aggregate file, a compiler plugin
+that recompiled everything in its own incremental mode into different bytes, a test that wrote
+into its class path).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pytest_tebench import __version__
+from pytest_tebench.jsonfiles import read_versioned_json
+from pytest_tebench.jsonfiles import write_json
+from pytest_tebench.locking import file_lock
+from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.executor import Executor
+from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.run.maven.compiled_tests import GENERATED_TEST_SOURCES
+from pytest_tebench.run.maven.compiled_tests import TEST_CLASSES
+from pytest_tebench.run.maven.compiled_tests import ClassOrigin
+from pytest_tebench.run.maven.compiled_tests import Plan
+from pytest_tebench.run.maven.compiled_tests import class_origin
+from pytest_tebench.run.maven.compiled_tests import plan
+from pytest_tebench.run.maven.compiled_tests import scan_test_files
+from pytest_tebench.run.maven.compiled_tests import tree_digest
+from pytest_tebench.run.maven.prebuilt import MANIFEST
+from pytest_tebench.run.maven.prebuilt import OFF
+from pytest_tebench.run.maven.prebuilt import Prebuilt
+from pytest_tebench.run.maven.prebuilt import PrebuiltUse
+from pytest_tebench.run.maven.prebuilt import remove_targets
+from pytest_tebench.run.maven.prebuilt import restore_trees
+from pytest_tebench.run.maven.prebuilt import untracked_outside_targets
+
+#: The compiler plugin's stale-source mode: only sources newer than their classes are compiled.
+STALE_ONLY = "-Dmaven.compiler.useIncrementalCompilation=false"
+#: The test side of a module's ``target/``, as the ``test-compile`` phase leaves it.
+TEST_SIDE = (TEST_CLASSES, GENERATED_TEST_SOURCES, "target/maven-status/maven-compiler-plugin/testCompile")
+#: Restored generated sources get this modification time: older than every restored class, so
+#: no generated source counts as stale.
+_OLD = 1_000_000_000
+
+REUSED = "reused"
+BUILT = "built"
+
+
+@dataclass(frozen=True)
+class CompiledTestsUse:
+    """What :func:`prepare` did for one launch on the stored production build."""
+
+    launch: BuildStep
+    #: :data:`REUSED` (a stored test tree restored), :data:`BUILT` (stored by this launch) or ``off``.
+    state: str
+    digest: str = ""
+    plan: Plan | None = None
+    note: str = ""
+    #: The ``mvn test-compile`` this call ran (``None``: none).
+    compiled: StepResult | None = None
+    restore_seconds: float = 0.0
+    #: Kept files of the restored tree (workspace-relative) -> SHA-256, checked after the launch.
+    kept: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def used(self) -> bool:
+        return self.state in (REUSED, BUILT)
+
+    @property
+    def partial(self) -> bool:
+        """The launch compiles only part of the test tree."""
+        return self.used and self.plan is not None and len(self.plan.recompile) < self.plan.sources
+
+    def describe(self) -> str:
+        if not self.used:
+            return f"tests off: {self.note}"
+        return f"tests {self.state} {self.digest}: {self.plan.describe() if self.plan else ''}"
+
+
+def test_compile_launch(launch: BuildStep) -> BuildStep:
+    """The ``mvn test-compile`` of a launch on the stored production build: the same flags (the
+    main compile skipped), scope, JDK and Maven, no test selector, no JaCoCo agent."""
+    argv = [arg for arg in launch.argv[:-1] if not arg.startswith("-Dtest=")]
+    return replace(
+        launch,
+        name="prebuild-tests",
+        argv=(*argv, "test-compile"),
+        env=(),
+        phase_marker="",
+        phase_timeout=0.0,
+    )
+
+
+def stale_only(launch: BuildStep) -> BuildStep:
+    return replace(launch, argv=(*launch.argv[:-1], STALE_ONLY, launch.argv[-1]))
+
+
+def _side(module: str, relative: str) -> str:
+    return f"{module}/{relative}" if module else relative
+
+
+def _files_under(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()) if root.is_dir() else []
+
+
+def prepare(
+    executor: Executor,
+    workspace: Path,
+    prebuilt: Prebuilt,
+    production: PrebuiltUse,
+    *,
+    modules: tuple[str, ...],
+    maven_repo: Path,
+) -> CompiledTestsUse:
+    """Restore the stored test tree closest to the workspace's (compiling and storing the
+    workspace's own first when ``prebuilt.create`` and none is stored for it) over the restored
+    production build, and return the launch to run; ``off`` leaves ``production.launch`` as it is."""
+    launch = production.launch
+    if not production.used:
+        return CompiledTestsUse(launch, OFF, note="no stored production build")
+    try:
+        current = scan_test_files(workspace, modules)
+    except OSError as exc:
+        return CompiledTestsUse(launch, OFF, note=f"cannot read the test tree ({exc})")
+    digest = tree_digest(current)
+    store = prebuilt.store / production.key / "tests"
+    if prebuilt.create and read_versioned_json(store / digest / MANIFEST) is None:
+        with file_lock(prebuilt.store / "locks" / f"{production.key}-{digest}.lock"):
+            if read_versioned_json(store / digest / MANIFEST) is None:
+                return _build(
+                    executor,
+                    workspace,
+                    production,
+                    store / digest,
+                    current=current,
+                    modules=modules,
+                    maven_repo=maven_repo,
+                )
+    return _reuse(workspace, launch, store, current=current, modules=modules)
+
+
+def _candidates(store: Path, current: dict[str, str]) -> list[tuple[int, str, dict[str, Any]]]:
+    found = []
+    for entry in sorted(store.iterdir()) if store.is_dir() else []:
+        manifest = read_versioned_json(entry / MANIFEST)
+        if manifest is None or not manifest.get("usable"):
+            continue
+        files = manifest["files"]
+        differing = sum(1 for p in {*files, *current} if files.get(p) != current.get(p))
+        found.append((differing, entry.name, manifest))
+    return sorted(found, key=lambda found: (found[0], found[1]))
+
+
+def _reuse(
+    workspace: Path,
+    launch: BuildStep,
+    store: Path,
+    *,
+    current: dict[str, str],
+    modules: tuple[str, ...],
+) -> CompiledTestsUse:
+    candidates = _candidates(store, current)
+    if not candidates:
+        return CompiledTestsUse(launch, OFF, note="no stored test tree of this production build")
+    _, digest, manifest = candidates[0]
+    entry = store / digest
+    gold_files: dict[str, str] = manifest["files"]
+    differing = [p for p in {*gold_files, *current} if gold_files.get(p) != current.get(p)]
+    gold_sources = {
+        p: (entry / "sources" / p).read_bytes() for p in differing if (entry / "sources" / p).is_file()
+    }
+    classes = {path: ClassOrigin(name, source) for path, (name, source) in manifest["classes"].items()}
+    generated = {p: (entry / "trees" / p).read_bytes() for p in manifest["generated"]}
+    try:
+        decided = plan(
+            workspace,
+            modules=modules,
+            gold_files=gold_files,
+            gold_sources=gold_sources,
+            current_files=current,
+            classes=classes,
+            generated=generated,
+        )
+    except (OSError, ValueError) as exc:
+        return CompiledTestsUse(launch, OFF, digest, note=f"cannot read the test tree ({exc})")
+    if decided.off:
+        return CompiledTestsUse(launch, OFF, digest, decided, note=decided.off)
+    started = time.perf_counter()
+    _overlay(entry, workspace, manifest["modules"])
+    for path in decided.delete:
+        (workspace / path).unlink(missing_ok=True)
+    kept = _kept(workspace, manifest["modules"], current, deleted=set(decided.delete))
+    return CompiledTestsUse(
+        stale_only(launch),
+        REUSED,
+        digest,
+        decided,
+        restore_seconds=time.perf_counter() - started,
+        kept=kept,
+    )
+
+
+def _overlay(entry: Path, workspace: Path, modules: list[str]) -> None:
+    """Copy the stored test side into each module's restored ``target/`` (stamped now, newer than
+    every source), generated sources stamped old."""
+    for module in modules:
+        for relative in TEST_SIDE:
+            stored = entry / "trees" / _side(module, relative)
+            if stored.is_dir():
+                shutil.copytree(
+                    stored, workspace / _side(module, relative), symlinks=True, copy_function=shutil.copy
+                )
+        for path in _files_under(workspace / _side(module, GENERATED_TEST_SOURCES)):
+            os.utime(path, (_OLD, _OLD))
+
+
+def _resource_copy(relative: str, module: str, current: dict[str, str]) -> bool:
+    """A file of ``test-classes`` at ``relative`` that a test resource of the module is copied to
+    (copied again by every launch, maybe filtered: not the compiler's)."""
+    tree = _side(module, "src/test/")
+    return any(p.startswith(tree) and p.endswith("/" + relative) for p in current)
+
+
+def _kept(
+    workspace: Path, modules: list[str], current: dict[str, str], *, deleted: set[str]
+) -> tuple[tuple[str, str], ...]:
+    kept = []
+    for module in modules:
+        classes_root = workspace / _side(module, TEST_CLASSES)
+        for path in _files_under(classes_root):
+            relative = path.relative_to(workspace).as_posix()
+            inner = path.relative_to(classes_root).as_posix()
+            resource = not inner.endswith(".class") and _resource_copy(inner, module, current)
+            if relative not in deleted and not resource:
+                kept.append((relative, _sha256(path)))
+        for path in _files_under(workspace / _side(module, GENERATED_TEST_SOURCES)):
+            kept.append((path.relative_to(workspace).as_posix(), _sha256(path)))
+    return tuple(kept)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def changed_kept_file(workspace: Path, use: CompiledTestsUse) -> str:
+    """The first kept file of the restored tree the launch changed or removed ("" none)."""
+    for relative, digest in use.kept:
+        path = workspace / relative
+        if path.is_symlink() or not path.is_file() or _sha256(path) != digest:
+            return relative
+    return ""
+
+
+def needs_full_compile(workspace: Path, use: CompiledTestsUse, tested: StepResult) -> str:
+    """Why a launch on a restored test tree cannot give the verdict ("" it can)."""
+    if not use.used:
+        return ""
+    if use.partial and not tested.timed_out:
+        kind = mavenlog.diagnose_test_step(tested.output, tested.exit_code).kind
+        if kind in (mavenlog.TEST_COMPILE_ERROR, mavenlog.COMPILE_ERROR, mavenlog.BUILD_ERROR):
+            return f"a {kind.replace('_', ' ')} in a partial test compile"
+    changed = changed_kept_file(workspace, use)
+    return f"the launch changed {changed}" if changed else ""
+
+
+def _build(
+    executor: Executor,
+    workspace: Path,
+    production: PrebuiltUse,
+    entry: Path,
+    *,
+    current: dict[str, str],
+    modules: tuple[str, ...],
+    maven_repo: Path,
+) -> CompiledTestsUse:
+    """Compile the test tree, store its test side, and restore it for this launch."""
+    launch = production.launch
+    before = untracked_outside_targets(workspace, modules)
+    compiled = executor.run(workspace, test_compile_launch(launch), maven_repo=maven_repo)
+    record: dict[str, Any] = {
+        "harness_version": __version__,
+        "created": time.time(),
+        "compile_seconds": round(compiled.duration, 3),
+        "files": current,
+    }
+    reason = ""
+    if compiled.timed_out or not compiled.ok:
+        why = (
+            "timed out"
+            if compiled.timed_out
+            else mavenlog.diagnose_build(compiled.output, compiled.exit_code).summary
+        )
+        reason = f"the test compile failed ({why})"
+    else:
+        written = sorted(set(untracked_outside_targets(workspace, modules)) - set(before))
+        if written:
+            reason = f"the test compile writes outside target/: {', '.join(written[:5])}"
+    built = [m for m in modules if (workspace / _side(m, TEST_CLASSES)).is_dir()]
+    if not reason:
+        classes: dict[str, list[str]] = {}
+        for module in built:
+            for path in _files_under(workspace / _side(module, TEST_CLASSES)):
+                if path.suffix == ".class":
+                    origin = class_origin(path.read_bytes())
+                    relative = path.relative_to(workspace).as_posix()
+                    classes[relative] = [origin.name, origin.source_file] if origin else ["", ""]
+        generated = [
+            path.relative_to(workspace).as_posix()
+            for module in built
+            for path in _files_under(workspace / _side(module, GENERATED_TEST_SOURCES))
+        ]
+        record.update(usable=True, modules=built, classes=classes, generated=generated)
+        _store(entry, workspace, built, sorted(p for p in current if p.endswith(".java")), record)
+    else:
+        _store(entry, workspace, [], [], {**record, "usable": False, "reason": reason})
+    # this launch runs on exactly what later launches get: production restored, then the tests
+    restore_production(production_entry(entry), workspace, modules)
+    if reason:
+        return CompiledTestsUse(launch, OFF, entry.name, note=reason, compiled=compiled)
+    use = _reuse(workspace, launch, entry.parent, current=current, modules=modules)
+    return replace(use, state=BUILT if use.digest == entry.name else use.state, compiled=compiled)
+
+
+def production_entry(tests_entry: Path) -> Path:
+    """The stored production build a stored test tree belongs to (``<key>/tests/<digest>``)."""
+    return tests_entry.parent.parent
+
+
+def restore_production(entry: Path, workspace: Path, modules: tuple[str, ...]) -> None:
+    """Every module's ``target/`` removed, then the stored production build at ``entry`` restored."""
+    remove_targets(workspace, modules)
+    manifest = read_versioned_json(entry / MANIFEST)
+    restore_trees(entry, workspace, list(manifest["modules"]) if manifest else [])
+
+
+def _store(
+    entry: Path, workspace: Path, modules: list[str], sources: list[str], manifest: dict[str, Any]
+) -> None:
+    """Copy each module's test side and the tree's Java sources into a fresh directory, moved
+    into place whole."""
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    staging = entry.parent / f".{entry.name}.{os.getpid()}.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for module in modules:
+        for relative in TEST_SIDE:
+            source = workspace / _side(module, relative)
+            if source.is_dir() and not source.is_symlink():
+                shutil.copytree(source, staging / "trees" / _side(module, relative), symlinks=True)
+    for path in sources:
+        (staging / "sources" / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(workspace / path, staging / "sources" / path, follow_symlinks=False)
+    write_json(staging / MANIFEST, manifest)
+    try:
+        os.rename(staging, entry)
+    except OSError:
+        # another process stored the same tree meanwhile: theirs stands
+        shutil.rmtree(staging, ignore_errors=True)
