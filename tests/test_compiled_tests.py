@@ -15,6 +15,7 @@ import pytest
 from pytest_tebench.run.maven.compiled_tests import ClassOrigin
 from pytest_tebench.run.maven.compiled_tests import Plan
 from pytest_tebench.run.maven.compiled_tests import class_origin
+from pytest_tebench.run.maven.compiled_tests import code_only
 from pytest_tebench.run.maven.compiled_tests import declared_names
 from pytest_tebench.run.maven.compiled_tests import declared_package
 from pytest_tebench.run.maven.compiled_tests import java_text
@@ -96,6 +97,23 @@ def test_names_packages_and_unicode_escapes() -> None:
     assert declared_names(java_text(b"class \\u0055til {} // \\uD83D\\uDE00")) == {"Util"}
     # a non-ASCII name is kept whole in any encoding
     assert declared_names(java_text("class Café {}".encode())) == {"Café".encode().decode("latin-1")}
+
+
+def test_names_come_from_code_not_from_comments_or_literals() -> None:
+    text = r'''String s = "// not a comment /* "; char c = '"'; char d = '\''; /* a class for x */ class Real {}
+// class Fake
+String b = """
+  class InBlock \""" still in the block
+  """; class After {} String e = "esc \\"; class Z {}
+String u = "unterminated
+class Afterwards {}
+'''
+    assert declared_names(text) == {"Real", "After", "Z", "Afterwards"}
+    assert "InBlock" not in code_only(text) and "not a comment" not in code_only(text)
+    assert (
+        declared_names("/** the class for this test */ int x = y instanceof Object ? 1 : 2; class for {}")
+        == set()
+    )
 
 
 # -- plan ---------------------------------------------------------------------------------------
@@ -184,6 +202,33 @@ def test_a_new_type_shadowing_a_name_pulls_in_its_users(tmp_path: Path) -> None:
         {"src/test/java/p/NewTest.java": "package p;\nclass NewTest {}\nclass \\u0049nner {}\n"},
     )
     assert new.recompile == ("src/test/java/p/CTest.java", "src/test/java/p/NewTest.java")
+
+
+def test_a_mention_is_a_whole_name_in_a_source_and_any_substring_in_a_generated_one(tmp_path: Path) -> None:
+    """CTest's text holds "BaseX" and "p.Helper2" (other names), then "p.Base" qualified: it
+    joins only for the last; a generated source joins for "Base_Gen"-like names too."""
+    gold_text = 'package p;\nclass CTest { Object a = new BaseX(); String b = "x"; }\nclass BaseX {}\n'
+    GOLD_C = GOLD["src/test/java/p/CTest.java"]
+    try:
+        GOLD["src/test/java/p/CTest.java"] = gold_text
+        base = "package p;\nabstract class Base { int changed; }\n"
+        alone = planned(tmp_path / "a", {"src/test/java/p/Base.java": base})
+        assert "src/test/java/p/CTest.java" not in alone.recompile
+        GOLD["src/test/java/p/CTest.java"] = gold_text.replace("String b", "p.Base c; String b")
+        joined = planned(tmp_path / "b", {"src/test/java/p/Base.java": base})
+        assert "src/test/java/p/CTest.java" in joined.recompile
+        generated = {
+            "target/generated-test-sources/test-annotations/p/Gen.java": b"package p; class Gen { BaseX_Impl i; }"
+        }
+        off = planned(
+            tmp_path / "c",
+            {"src/test/java/p/Base.java": base},
+            classes={**CLASSES, "target/test-classes/p/Gen.class": ClassOrigin("p/Gen", "Gen.java")},
+            generated=generated,
+        )
+        assert off.off.startswith("the generated source")
+    finally:
+        GOLD["src/test/java/p/CTest.java"] = GOLD_C
 
 
 def test_a_removed_file_takes_its_classes_and_its_users_along(tmp_path: Path) -> None:

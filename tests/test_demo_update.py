@@ -344,9 +344,9 @@ def test_prebuilt_production_build_gives_the_same_verdicts(pytester: pytest.Pyte
     assert statuses[I7] == "test_compile_error" and statuses[I8] == "compile_error"
     # test-only predictions ran on the classes gold's launch compiled; the one editing main did not
     assert all(prebuilt[iid].startswith("reused ") for iid in (I1, I2, I3, I7)), prebuilt
-    # ... and on gold's compiled test tree, compiling only their changed test file (I1 changes
-    # WrapTest: WordWrapTest, whose text contains that name, is compiled too, as mentions are
-    # matched as plain substrings); I7's tests do not compile: the whole tree compiled again gave
+    # ... and on gold's compiled test tree, compiling only their changed test file (I1's tree
+    # keeps V-0.5's WrapTest.java, which gold renamed WordWrapTest.java: one source added, one
+    # removed with its classes); I7's tests do not compile: the whole tree compiled again gave
     # that verdict
     partial = {
         iid: re.search(r"tests reused \w+: (\d+) of (\d+) test sources compiled", prebuilt[iid])

@@ -118,6 +118,8 @@ class JavacMaven:
                 if not (out / t.relative_to(workspace / "src/test/java")).with_suffix(".class").exists()
             ]
         self.compiled.append([t.relative_to(workspace).as_posix() for t in tests])
+        if STALE_ONLY not in step.argv:  # a processor's aggregate file, from a whole compile
+            write(workspace / "target/test-classes/META-INF/Index.lst", f"{len(tests)} classes\n")
         failed = javac(workspace, tests)
         if failed is not None:
             return replace(failed, name=step.name, argv=step.argv)
@@ -171,7 +173,8 @@ def test_gold_stores_its_test_tree_once_and_later_launches_compile_only_what_cha
     classes = workspace / "target/test-classes/p"
     assert not (classes / "Helper.class").exists() and not (classes / "BTest.class").exists()
     kept = dict(prediction.kept)
-    assert "target/test-classes/p/ATest.class" in kept and "target/test-classes/data.txt" not in kept
+    assert "target/test-classes/META-INF/Index.lst" in kept and "target/test-classes/data.txt" not in kept
+    assert not any(path.endswith(".class") for path in kept)
     result = maven.run(workspace, prediction.launch, maven_repo=tmp_path)
     assert maven.compiled[-1] == ["src/test/java/p/BTest.java", "src/test/java/p/Helper.java"]
     assert needs_full_compile(workspace, prediction, result) == ""
@@ -206,10 +209,10 @@ def test_a_launch_that_changes_a_kept_class_is_run_again_with_the_whole_tree_com
 ) -> None:
     run(JavacMaven(), workspace, tmp_path, create=True)
     write(workspace / "src/test/java/p/ATest.java", "package p;\nclass ATest { int changed; }\n")
-    maven = JavacMaven(tamper="target/test-classes/p/Helper.class")
+    maven = JavacMaven(tamper="target/test-classes/META-INF/Index.lst")
     status, steps = run(maven, workspace, tmp_path, create=False)
     assert steps == ["compile+test", "compile+test-tests-again"]
-    assert "the launch changed target/test-classes/p/Helper.class: tests compiled again" in status
+    assert "the launch changed target/test-classes/META-INF/Index.lst: tests compiled again" in status
     assert status.startswith("ok reused ")
     # the second launch: production restored, no stored test class, every test source compiled
     assert STALE_ONLY not in maven.seen[-1].argv and SKIP_MAIN in maven.seen[-1].argv

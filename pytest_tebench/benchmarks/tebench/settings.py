@@ -56,9 +56,10 @@ TEBENCH_OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "recompile", action="store_true",
-        help="TEBench: compile the production code in every Maven launch, as a plain 'mvn test' does, "
-        "instead of once per instance with the classes reused by gold's and every prediction's launch "
-        "(the verdicts are the same; see docs/building.md).",
+        help="TEBench: compile the production code and the whole test tree in every Maven launch, as a "
+        "plain 'mvn test' does, instead of the production code once per instance and the test tree "
+        "once per gold tree, a launch compiling only the test sources its tree changed and those "
+        "naming them (the verdicts are the same; see docs/building.md).",
     ),
     OptionSpec(
         "network", action="store_true",
@@ -90,7 +91,8 @@ class UpdateSettings:
     gold_runs: int = DEFAULT_GOLD_RUNS
     #: Where Maven distributions are downloaded (None: the default cache's).
     maven_dist: Path | None = None
-    #: Compile the production code once per instance and reuse it (``--tebench-recompile`` off).
+    #: Compile the production code once per instance and gold's test trees once, and reuse them
+    #: (``--tebench-recompile`` off).
     prebuilt: bool = True
     #: The tests may reach the network (``--tebench-network``), gold's and predictions' alike.
     network: bool = False

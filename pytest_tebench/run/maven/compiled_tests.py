@@ -50,6 +50,26 @@ _UNICODE_ESCAPE = re.compile(rb"\\u+([0-9a-fA-F]{4})")
 _DECLARED = re.compile(r"\b(?:class|interface|enum|record)\s+([A-Za-z0-9_$\u0080-\U0010ffff]+)")
 _PACKAGE = re.compile(r"^\s*package\s+([\w.$\s]+?)\s*;", re.MULTILINE)
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+# Comments, text blocks, string and character literals, each matched from its leftmost start (so a
+# comment marker inside a string stays in the string); an unterminated one matches nothing and
+# stays as code, which only adds names.
+_NOT_CODE = re.compile(
+    r"//[^\n]*|/\*.*?\*/|\"\"\"(?:\\.|[^\\])*?\"\"\"|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'",
+    re.DOTALL,
+)
+_IDENTIFIER_CHAR = "A-Za-z0-9_$\u0080-\U0010ffff"
+#: Reserved words, never a type's name (contextual ones such as ``record`` or ``var`` named
+#: classes before Java 10-16, so they stay names).
+_KEYWORDS = frozenset(
+    {
+        "abstract", "assert", "boolean", "break", "byte", "case", "catch", "char", "class", "const",
+        "continue", "default", "do", "double", "else", "enum", "extends", "final", "finally", "float",
+        "for", "goto", "if", "implements", "import", "instanceof", "int", "interface", "long", "native",
+        "new", "package", "private", "protected", "public", "return", "short", "static", "strictfp",
+        "super", "switch", "synchronized", "this", "throw", "throws", "transient", "try", "void",
+        "volatile", "while", "true", "false", "null",
+    }
+)  # fmt: skip
 
 
 def java_text(data: bytes) -> str:
@@ -59,10 +79,15 @@ def java_text(data: bytes) -> str:
     return decoded.decode("latin-1")
 
 
+def code_only(text: str) -> str:
+    """``text`` with its comments and literals blanked: what may declare a type."""
+    return _NOT_CODE.sub(" ", text)
+
+
 def declared_names(text: str) -> set[str]:
     """Every name declared after ``class``, ``interface`` (``@interface`` too), ``enum`` or
-    ``record``, comments and strings included (more names only widen the set)."""
-    return {match.group(1) for match in _DECLARED.finditer(text)}
+    ``record`` in the code (not in comments or literals, where English follows "class")."""
+    return {m.group(1) for m in _DECLARED.finditer(code_only(text))} - _KEYWORDS
 
 
 def declared_package(text: str) -> str | None:
@@ -271,7 +296,8 @@ def plan(
             recompile.add(path)
             names.add(PurePosixPath(path).stem)
             names |= declared_names(texts[path])
-    pattern = _mentioning(names)
+    # a processor's output names its source's types in any form (AutoValue_Foo, Foo_): substrings
+    pattern = _mentioning(names, whole=False)
     for path, data in sorted(generated.items()):
         if pattern.search(java_text(data)):
             return Plan(off=f"the generated source {path} mentions a recompiled type")
@@ -297,6 +323,12 @@ def _package_dir(
     return (package or "").replace(".", "/")
 
 
-def _mentioning(names: Iterable[str]) -> re.Pattern[str]:
-    alternatives = sorted({name for name in names if name}, key=len)
-    return re.compile("|".join(re.escape(name) for name in alternatives) or r"(?!)")
+def _mentioning(names: Iterable[str], *, whole: bool = True) -> re.Pattern[str]:
+    """Any of ``names``: as a whole identifier (``whole``; a qualified ``a.b.Name``, ``Name.m()``
+    and ``Name<T>`` are mentions), or anywhere (``AutoValue_Name`` too)."""
+    alternatives = "|".join(re.escape(name) for name in sorted({n for n in names if n}, key=len))
+    if not alternatives:
+        return re.compile(r"(?!)")
+    if not whole:
+        return re.compile(alternatives)
+    return re.compile(f"(?<![{_IDENTIFIER_CHAR}])(?:{alternatives})(?![{_IDENTIFIER_CHAR}])")

@@ -17,10 +17,8 @@ Why the verdict is the full compile's: the recompiled set is closed over mention
 this tree writes; the set's classes are compiled by the project's own compiler execution with the
 project's own options. Guarded after the launch, and compiled again whole when it fails (the full
 compile then decides): a test compile error, or a build error, in a launch that compiled part of
-the tree; any kept file of the restored tree (classes, generated sources, outputs that are not a
-copied resource) changed or gone (a processor that rewrote an aggregate file, a compiler plugin
-that recompiled everything in its own incremental mode into different bytes, a test that wrote
-into its class path).
+the tree; any restored file the test compile may write besides classes (generated sources,
+outputs that are not a copied resource: a processor's aggregate file) changed or gone.
 """
 
 from __future__ import annotations
@@ -248,15 +246,22 @@ def _resource_copy(relative: str, module: str, current: dict[str, str]) -> bool:
 def _kept(
     workspace: Path, modules: list[str], current: dict[str, str], *, deleted: set[str]
 ) -> tuple[tuple[str, str], ...]:
+    """What the test compile may have written besides classes, restored from gold's tree: the
+    files of ``test-classes`` that are neither classes nor a test resource's copy (a processor's
+    aggregate file, JMH's ``META-INF/BenchmarkList``) and the generated sources. Class files are
+    left out: in the stale-source mode ``javac`` writes only the classes of the sources it was
+    given, which were deleted first, and a plugin after the compile (gson's ProGuard rewrites a
+    test class in ``process-test-classes``) does to the restored classes what it does to freshly
+    compiled ones."""
     kept = []
     for module in modules:
         classes_root = workspace / _side(module, TEST_CLASSES)
         for path in _files_under(classes_root):
             relative = path.relative_to(workspace).as_posix()
             inner = path.relative_to(classes_root).as_posix()
-            resource = not inner.endswith(".class") and _resource_copy(inner, module, current)
-            if relative not in deleted and not resource:
-                kept.append((relative, _sha256(path)))
+            if inner.endswith(".class") or relative in deleted or _resource_copy(inner, module, current):
+                continue
+            kept.append((relative, _sha256(path)))
         for path in _files_under(workspace / _side(module, GENERATED_TEST_SOURCES)):
             kept.append((path.relative_to(workspace).as_posix(), _sha256(path)))
     return tuple(kept)
