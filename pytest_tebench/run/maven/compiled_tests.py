@@ -9,14 +9,16 @@ prebuilt_tests` stores and restores the compiled tree and runs the launch.
 The rule (:func:`plan`): the files that differ between gold's tree and this one (added, removed,
 changed) must all be ``.java`` files; every other test file (resources above all) is the same, so
 what Maven copies and generates for it is the same. Then the set to recompile is closed over
-*mentions*: any unchanged test source (or source an annotation processor generated into gold's
-tree) whose text contains, anywhere, the name of a type declared in a file of the set (either
-version of it) or the set's file names joins the set, and its own declared names count from then
-on. A source can only depend on a type by naming it or by naming a type whose declaration names
-it (a superclass, a helper's return type), so a source outside the closed set compiles to the
-same classes whatever the set's files say: its classes are gold's. Plain substring containment
-over-reaches on purpose (``AutoValue_Foo`` contains ``Foo``; so does a comment): a larger set only
-costs compile time. Java's ``\\uXXXX`` escapes are decoded first, as ``javac`` does.
+*mentions*: any unchanged test source whose text (comments included) holds, as a whole
+identifier, the name of a type declared in a file of the set (either version of it) or one of the
+set's file names joins the set, and its own declared names count from then on. A source can only
+depend on a type by naming it or by naming a type whose declaration names it (a superclass, a
+helper's return type), so a source outside the closed set compiles to the same classes whatever
+the set's files say: its classes are gold's. Declared names are read from the code alone
+(comments and literals blanked: "the class for ..." names nothing); Java's ``\\uXXXX`` escapes
+are decoded first, as ``javac`` does. A source an annotation processor generated into gold's tree
+that holds any of the names even inside a longer word (``AutoValue_Foo``) keeps the whole tree
+compiled. A larger set only costs compile time.
 
 Off (the whole tree is compiled, as without this module), with the reason: a non-Java test file
 differs, a ``module-info.java`` or ``package-info.java`` is in the set, a changed file's ``package``
