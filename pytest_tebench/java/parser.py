@@ -14,6 +14,7 @@ line range and tokens, which is what a reviewer reading the diff sees.
 from __future__ import annotations
 
 import bisect
+import functools
 import threading
 from collections.abc import Collection
 from collections.abc import Iterable
@@ -384,8 +385,15 @@ def _parse(data: bytes) -> Node:
 
 
 def parse_java(source: str | bytes) -> JavaFile:
-    """Parse one Java file; on syntax errors return whatever tree-sitter recovered and set ``has_errors``."""
-    data = _normalise(source)
+    """Parse one Java file; on syntax errors return whatever tree-sitter recovered and set ``has_errors``.
+
+    Remembered by content (the result is immutable): gold's runs and every prediction's index the
+    same test tree (commons-lang: 226 files, about 1.3 s a time)."""
+    return _parse_file(_normalise(source))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_file(data: bytes) -> JavaFile:
     root = _parse(data)
     src = _Source(root, data)
     builder = _Builder(src)
