@@ -480,7 +480,8 @@ def _ours_outcome(record: dict[str, Any]) -> str:
     return (
         f"{record['status']}, s_exec {update.get('s_exec')}, s_update {update.get('s_update')}, "
         f"gold {(update.get('gold') or {}).get('cache')} ({(update.get('gold') or {}).get('seconds')} s), "
-        f"timings {timings}, warm JVM {update.get('warm_jvm')}, error {record.get('error')}"
+        f"timings {timings}, warm JVM {update.get('warm_jvm')}, error {record.get('error')}; "
+        f"prebuilt: {update.get('prebuilt')}"
     )
 
 
