@@ -87,7 +87,11 @@ def test_class_origin_reads_every_class_javac_writes(compiled: Path) -> None:
 
 def test_names_packages_and_unicode_escapes() -> None:
     text = java_text(RICH.encode())
-    assert declared_names(text) >= {"RichTest", "Named", "Pair", "Kind", "Local", "Secondary"}
+    # top-level types only: a member type is named through its outer type, a local one nowhere
+    assert declared_names(text) == {"RichTest", "Secondary"}
+    # braces that do not balance: every declared name counts
+    assert declared_names("class A { class B {} ") == {"A", "B"}
+    assert declared_names("} class A { class B {} {") == {"A", "B"}
     assert declared_package(text) == "p.q"
     assert declared_package("// package fake;\n/* package fake2; */\nclass A {}") == ""
     assert declared_package("package a . b ;") == "a.b"
@@ -193,6 +197,16 @@ def test_every_source_naming_a_changed_type_joins_and_so_do_its_namers(tmp_path:
     )
     assert "target/test-classes/p/CTest.class" not in changed.delete
     assert len(changed.delete) == 4
+
+
+def test_a_member_type_sharing_a_name_pulls_in_nobody(tmp_path: Path) -> None:
+    """ATest gains a nested ``Inner``; CTest declares (so mentions) its own ``Inner``: a member
+    type is named through its outer type, so CTest keeps gold's classes."""
+    changed = planned(
+        tmp_path,
+        {"src/test/java/p/ATest.java": "package p;\nclass ATest { Helper h; static class Inner {} }\n"},
+    )
+    assert changed.recompile == ("src/test/java/p/ATest.java",)
 
 
 def test_a_new_type_shadowing_a_name_pulls_in_its_users(tmp_path: Path) -> None:

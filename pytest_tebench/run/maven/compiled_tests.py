@@ -10,11 +10,12 @@ The rule (:func:`plan`): the files that differ between gold's tree and this one 
 changed) must all be ``.java`` files; every other test file (resources above all) is the same, so
 what Maven copies and generates for it is the same. Then the set to recompile is closed over
 *mentions*: any unchanged test source whose text (comments included) holds, as a whole
-identifier, the name of a type declared in a file of the set (either version of it) or one of the
-set's file names joins the set, and its own declared names count from then on. A source can only
-depend on a type by naming it or by naming a type whose declaration names it (a superclass, a
-helper's return type), so a source outside the closed set compiles to the same classes whatever
-the set's files say: its classes are gold's. Declared names are read from the code alone
+identifier, the name of a top-level type declared in a file of the set (either version of it) or
+one of the set's file names joins the set, and its own top-level names count from then on. A
+source can only depend on a type by naming it or by naming a type whose declaration names it (a
+superclass, a helper's return type; a member type through its outer type's name), so a source
+outside the closed set compiles to the same classes whatever the set's files say: its classes are
+gold's. Declared names are read from the code alone
 (comments and literals blanked: "the class for ..." names nothing); Java's ``\\uXXXX`` escapes
 are decoded first, as ``javac`` does. A source an annotation processor generated into gold's tree
 that holds any of the names even inside a longer word (``AutoValue_Foo``) keeps the whole tree
@@ -87,9 +88,26 @@ def code_only(text: str) -> str:
 
 
 def declared_names(text: str) -> set[str]:
-    """Every name declared after ``class``, ``interface`` (``@interface`` too), ``enum`` or
-    ``record`` in the code (not in comments or literals, where English follows "class")."""
-    return {m.group(1) for m in _DECLARED.finditer(code_only(text))} - _KEYWORDS
+    """The top-level types a compilation unit declares: every name after ``class``,
+    ``interface`` (``@interface`` too), ``enum`` or ``record`` outside any brace, in the code (not
+    in comments or literals, where English follows "class").
+
+    A member type is reached from another source only through its outer type's name (``Outer.
+    Inner``, an import of it, or inheritance from ``Outer``), a local one not at all, so their
+    names need not widen the set: compress's ``StreamWrapper`` nested in one test would otherwise
+    pull in every test extending ``AbstractTest``, which declares its own. When the braces do not
+    balance (a lexing surprise), every declared name counts."""
+    code = code_only(text)
+    found = list(_DECLARED.finditer(code))
+    names, depth, lowest, at = set(), 0, 0, 0
+    for match in found:
+        depth += code.count("{", at, match.start()) - code.count("}", at, match.start())
+        lowest, at = min(lowest, depth), match.start()
+        if depth == 0:
+            names.add(match.group(1))
+    if lowest < 0 or depth + code.count("{", at) - code.count("}", at) != 0:
+        names = {match.group(1) for match in found}
+    return names - _KEYWORDS
 
 
 def declared_package(text: str) -> str | None:
