@@ -107,7 +107,7 @@ class ScriptedMaven:
                 return done(1, "[INFO] Downloading from central\n[ERROR] Could not transfer artifact "
                                "org.apache:commons-parent:pom:70 from/to central: Connection reset\n")
             return done(1, BANNER + MISSING)
-        if step.name in ("test-compile", "prebuild"):  # prebuild: the production compile, once per tree
+        if step.name in ("test-compile", "prebuild", "prebuild-tests"):  # the compiles stored once per tree
             return done(0, BANNER)
         if step.name == "effective-pom":
             output = workspace / next(a for a in step.argv if a.startswith("-Doutput="))[len("-Doutput="):]
