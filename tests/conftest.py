@@ -128,6 +128,25 @@ def make_history(tmp_path: Path) -> Callable[[str], History]:
     return factory
 
 
+def write_text(path: Path, text: str) -> None:
+    """``text`` at ``path`` (UTF-8), its directories made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def committed_checkout(root: Path, files: Mapping[str, str]) -> Path:
+    """A git checkout at ``root`` holding ``files`` (relative path -> text), all committed."""
+    for relative, text in files.items():
+        write_text(root / relative, text)
+    for args in (
+        ("init", "-q"),
+        ("add", "-A"),
+        ("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "v"),
+    ):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+    return root
+
+
 def write_jsonl(path: Path, rows: list[object]) -> Path:
     path.write_text(
         "".join((json.dumps(r) if not isinstance(r, str) else r) + "\n" for r in rows), encoding="utf-8"

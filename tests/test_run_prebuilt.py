@@ -34,32 +34,33 @@ from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import run_selection
 
+from conftest import committed_checkout
+from conftest import write_text
+
 TEST = TestId("p.ATest", "a")
 MAVEN_39 = (("maven", "/dists/apache-maven-3.9.9"),)
+
+
+write = write_text
 
 
 def git(path: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
 
 
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """A committed checkout: pom.xml, .mvn/, one production class, one test class."""
-    ws = tmp_path / "ws"
-    write(ws / "pom.xml", "<project><artifactId>p</artifactId></project>")
-    write(ws / ".mvn/jvm.config", "-Xmx1g\n")
-    write(ws / "src/main/java/p/A.java", "package p;\nclass A {}\n")
-    write(ws / "src/main/resources/a.properties", "a=1\n")
-    write(ws / "src/test/java/p/ATest.java", "package p;\nclass ATest {}\n")
-    git(ws, "init", "-q")
-    git(ws, "add", "-A")
-    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "V-0.5")
-    return ws
+    return committed_checkout(
+        tmp_path / "ws",
+        {
+            "pom.xml": "<project><artifactId>p</artifactId></project>",
+            ".mvn/jvm.config": "-Xmx1g\n",
+            "src/main/java/p/A.java": "package p;\nclass A {}\n",
+            "src/main/resources/a.properties": "a=1\n",
+            "src/test/java/p/ATest.java": "package p;\nclass ATest {}\n",
+        },
+    )
 
 
 def launch(java: int = 17, maven: tuple[tuple[str, str], ...] = (), extra: tuple[str, ...] = ()) -> BuildStep:

@@ -36,6 +36,9 @@ from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import run_selection
 
+from conftest import committed_checkout
+from conftest import write_text
+
 TEST = TestId("p.ATest", "a")
 PASSED_REPORT = '<testsuite name="p.ATest"><testcase name="a" classname="p.ATest"/></testsuite>'
 JAVAC_ERROR = (
@@ -45,29 +48,23 @@ JAVAC_ERROR = (
 )
 
 
-def git(path: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+write = write_text
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """Gold's checkout: ATest alone, BTest naming Helper, a test resource."""
-    ws = tmp_path / "ws"
-    write(ws / "pom.xml", "<project><artifactId>p</artifactId></project>")
-    write(ws / "src/main/java/p/A.java", "package p;\nclass A {}\n")
-    write(ws / "src/test/java/p/ATest.java", "package p;\nclass ATest { Runnable r = () -> {}; }\n")
-    write(ws / "src/test/java/p/BTest.java", "package p;\nclass BTest { int x = Helper.X; }\n")
-    write(ws / "src/test/java/p/Helper.java", "package p;\nclass Helper { static final int X = 1; }\n")
-    write(ws / "src/test/resources/data.txt", "data\n")
-    git(ws, "init", "-q")
-    git(ws, "add", "-A")
-    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "gold")
-    return ws
+    return committed_checkout(
+        tmp_path / "ws",
+        {
+            "pom.xml": "<project><artifactId>p</artifactId></project>",
+            "src/main/java/p/A.java": "package p;\nclass A {}\n",
+            "src/test/java/p/ATest.java": "package p;\nclass ATest { Runnable r = () -> {}; }\n",
+            "src/test/java/p/BTest.java": "package p;\nclass BTest { int x = Helper.X; }\n",
+            "src/test/java/p/Helper.java": "package p;\nclass Helper { static final int X = 1; }\n",
+            "src/test/resources/data.txt": "data\n",
+        },
+    )
 
 
 def javac(workspace: Path, sources: list[Path]) -> StepResult | None:
