@@ -370,9 +370,14 @@ class _Run:
 
     def step(self, step: BuildStep) -> StepResult:
         result = self.executor.run(self.workspace, step, maven_repo=self.settings.maven_repo)
-        self.steps.append(result)
-        self.timings[step.name] = result.duration
+        self.record(result)
         return result
+
+    def record(self, result: StepResult | None) -> None:
+        """A launch of this run (a stored build's compile too): its steps and timings."""
+        if result is not None:
+            self.steps.append(result)
+            self.timings[result.name] = result.duration
 
     def execute(self) -> SelectionRun:
         settings = self.settings
@@ -459,13 +464,12 @@ class _Run:
         )
 
     def launch(self, step: BuildStep) -> StepResult:
-        """The one-launch ``mvn test``, on the stored production build when the settings ask for
-        it and it can be had, and on the stored test tree closest to this one (compiling only the
-        sources that must be, :mod:`~pytest_tebench.run.maven.prebuilt_tests`); a launch that
-        compiled part of the test tree and failed to compile, or changed a kept file, runs again
-        compiling the whole test tree; a launch on the production build that fails for build
-        reasons (never the code's) runs again compiling everything, so neither stored build ever
-        decides a verdict."""
+        """The one-launch ``mvn test`` on the stored production build and the stored test tree
+        closest to this one, when the settings ask for them and they can be had
+        (:mod:`~pytest_tebench.run.maven.prebuilt`, :mod:`~pytest_tebench.run.maven.prebuilt_tests`).
+        Neither ever decides a verdict: a launch that compiled part of the test tree and failed
+        to compile, or changed a kept file, runs again with the whole test tree compiled; one on
+        the production build that fails for build reasons runs again compiling everything."""
         prebuilt = self.settings.prebuilt
         if prebuilt is None or not self.settings.offline or step.name != "compile+test":
             return self.step(step)
@@ -478,9 +482,7 @@ class _Run:
             maven_repo=self.settings.maven_repo,
         )
         self.prebuilt = use.describe()
-        if use.compiled is not None:
-            self.steps.append(use.compiled)
-            self.timings[use.compiled.name] = use.compiled.duration
+        self.record(use.compiled)
         if use.used:
             self.timings["prebuilt_restore"] = use.restore_seconds
         tests = prepare_test_tree(
@@ -493,9 +495,7 @@ class _Run:
         )
         if use.used:
             self.prebuilt += f"; {tests.describe()}"
-        if tests.compiled is not None:
-            self.steps.append(tests.compiled)
-            self.timings[tests.compiled.name] = tests.compiled.duration
+        self.record(tests.compiled)
         if tests.used:
             self.timings["prebuilt_tests_restore"] = tests.restore_seconds
         tested = self.step(tests.launch)
