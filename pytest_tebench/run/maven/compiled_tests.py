@@ -37,9 +37,10 @@ import struct
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
-from dataclasses import field
 from pathlib import Path
 from pathlib import PurePosixPath
+
+from pytest_tebench.run.maven.reactor import Reactor
 
 #: Where, in a module, the sources the harness scans live (test trees: ``src/test``, the one
 #: notion of a test path) and where the build leaves their classes and generated sources.
@@ -223,20 +224,11 @@ class Plan:
     delete: tuple[str, ...] = ()
     #: Test ``.java`` files of this tree (the size of the full compile, for the record).
     sources: int = 0
-    notes: tuple[str, ...] = field(default=())
 
     def describe(self) -> str:
         if self.off:
             return f"off: {self.off}"
         return f"{len(self.recompile)} of {self.sources} test sources compiled"
-
-
-def _module_of(path: str, modules: Iterable[str]) -> str:
-    best = ""
-    for module in modules:
-        if module and path.startswith(module + "/") and len(module) > len(best):
-            best = module
-    return best
 
 
 def plan(
@@ -256,6 +248,7 @@ def plan(
     classes (workspace-relative ``<module>/target/test-classes/...class`` -> origin);
     ``generated``: the sources under the modules' generated-test-sources in gold's tree.
     """
+    reactor = Reactor(modules)
     changed = sorted(p for p in {*gold_files, *current_files} if gold_files.get(p) != current_files.get(p))
     not_java = [p for p in changed if not p.endswith(".java")]
     if not_java:
@@ -283,17 +276,17 @@ def plan(
     for class_path, origin in classes.items():
         if origin is None or not origin.source_file:
             return Plan(off=f"{class_path} has no SourceFile attribute (compiled without debug info)")
-        module = _module_of(class_path, modules)
+        module = reactor.module_of(class_path)
         package = origin.name.rpartition("/")[0]
         by_origin.setdefault((module, package, origin.source_file), []).append(class_path)
     known = {
-        (_module_of(p, modules), _package_dir(p, gold_files, texts, gold_sources), PurePosixPath(p).name)
+        (reactor.module_of(p), _package_dir(p, gold_files, texts, gold_sources), PurePosixPath(p).name)
         for p in gold_files
         if p.endswith(".java")
     }
     for path, data in generated.items():
         package_dir = (declared_package(java_text(data)) or "").replace(".", "/")
-        known.add((_module_of(path, modules), package_dir, PurePosixPath(path).name))
+        known.add((reactor.module_of(path), package_dir, PurePosixPath(path).name))
     strays = sorted(origin for origin in by_origin if origin not in known)
     if strays:
         module, package, source = strays[0]
@@ -323,7 +316,7 @@ def plan(
             return Plan(off=f"the generated source {path} mentions a recompiled type")
     delete: list[str] = []
     for path in sorted(recompile):
-        module, name = _module_of(path, modules), PurePosixPath(path).name
+        module, name = reactor.module_of(path), PurePosixPath(path).name
         for package_dir in packages.get(path) or {_package_dir(path, gold_files, texts, gold_sources)}:
             delete += by_origin.get((module, package_dir, name), [])
     return Plan(

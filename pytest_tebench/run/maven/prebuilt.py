@@ -39,6 +39,7 @@ import os
 import shutil
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import replace
@@ -101,13 +102,12 @@ class PrebuiltUse:
         return f"{self.state} {self.key}" if self.used else f"{OFF}: {self.note}"
 
 
-def compile_launch(launch: BuildStep) -> BuildStep:
-    """The ``mvn compile`` of a test launch (``mvn ... -Dtest=... test``): the same flags, scope,
-    JDK and Maven (so the same profiles are active), no test selector, no JaCoCo agent."""
+def compile_launch(launch: BuildStep, *, goal: str = "compile", name: str = "prebuild") -> BuildStep:
+    """The ``mvn compile`` (or ``goal``) of a test launch (``mvn ... -Dtest=... test``): the same
+    flags, scope, JDK and Maven (so the same profiles are active), no test selector, no JaCoCo
+    agent."""
     argv = [arg for arg in launch.argv[:-1] if not arg.startswith("-Dtest=")]
-    return replace(
-        launch, name="prebuild", argv=(*argv, "compile"), env=(), phase_marker="", phase_timeout=0.0
-    )
+    return replace(launch, name=name, argv=(*argv, goal), env=(), phase_marker="", phase_timeout=0.0)
 
 
 def skipping_main(launch: BuildStep) -> BuildStep:
@@ -385,18 +385,27 @@ def _tree(entry: Path, module: str) -> Path:
 
 
 def _store(entry: Path, workspace: Path, modules: list[str], manifest: dict[str, Any]) -> None:
-    """Copy each module's ``target/`` into a fresh directory and move it into place whole."""
+    """Copy each module's ``target/`` into the store, moved into place whole."""
+
+    def fill(staging: Path) -> None:
+        for module in modules:
+            shutil.copytree(workspace / module / "target", _tree(staging, module), symlinks=True)
+
+    store_whole(entry, fill, manifest)
+
+
+def store_whole(entry: Path, fill: Callable[[Path], None], manifest: dict[str, Any]) -> None:
+    """``fill`` a fresh directory, add ``manifest``, and move it to ``entry`` in one rename;
+    when another process stored the same entry meanwhile (readers hold no lock), theirs stands."""
     entry.parent.mkdir(parents=True, exist_ok=True)
     staging = entry.parent / f".{entry.name}.{os.getpid()}.tmp"
     shutil.rmtree(staging, ignore_errors=True)
-    for module in modules:
-        shutil.copytree(workspace / module / "target", _tree(staging, module), symlinks=True)
-    staging.mkdir(parents=True, exist_ok=True)
+    staging.mkdir(parents=True)
+    fill(staging)
     write_json(staging / MANIFEST, manifest)
     try:
         os.rename(staging, entry)
     except OSError:
-        # another process stored the same key meanwhile (no lock held by a reader): theirs stands
         shutil.rmtree(staging, ignore_errors=True)
 
 

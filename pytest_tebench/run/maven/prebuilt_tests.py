@@ -34,7 +34,6 @@ from typing import Any
 
 from pytest_tebench import __version__
 from pytest_tebench.jsonfiles import read_versioned_json
-from pytest_tebench.jsonfiles import write_json
 from pytest_tebench.locking import file_lock
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
@@ -52,8 +51,10 @@ from pytest_tebench.run.maven.prebuilt import MANIFEST
 from pytest_tebench.run.maven.prebuilt import OFF
 from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import PrebuiltUse
+from pytest_tebench.run.maven.prebuilt import compile_launch
 from pytest_tebench.run.maven.prebuilt import remove_targets
 from pytest_tebench.run.maven.prebuilt import restore_trees
+from pytest_tebench.run.maven.prebuilt import store_whole
 from pytest_tebench.run.maven.prebuilt import untracked_outside_targets
 
 #: The compiler plugin's stale-source mode: only sources newer than their classes are compiled.
@@ -97,20 +98,6 @@ class CompiledTestsUse:
         if not self.used:
             return f"tests off: {self.note}"
         return f"tests {self.state} {self.digest}: {self.plan.describe() if self.plan else ''}"
-
-
-def test_compile_launch(launch: BuildStep) -> BuildStep:
-    """The ``mvn test-compile`` of a launch on the stored production build: the same flags (the
-    main compile skipped), scope, JDK and Maven, no test selector, no JaCoCo agent."""
-    argv = [arg for arg in launch.argv[:-1] if not arg.startswith("-Dtest=")]
-    return replace(
-        launch,
-        name="prebuild-tests",
-        argv=(*argv, "test-compile"),
-        env=(),
-        phase_marker="",
-        phase_timeout=0.0,
-    )
 
 
 def stale_only(launch: BuildStep) -> BuildStep:
@@ -236,11 +223,17 @@ def _overlay(entry: Path, workspace: Path, modules: list[str]) -> None:
             os.utime(path, (_OLD, _OLD))
 
 
-def _resource_copy(relative: str, module: str, current: dict[str, str]) -> bool:
-    """A file of ``test-classes`` at ``relative`` that a test resource of the module is copied to
-    (copied again by every launch, maybe filtered: not the compiler's)."""
+def _resource_copies(module: str, current: dict[str, str]) -> set[str]:
+    """Every path inside ``test-classes`` a test resource of the module may be copied to: each
+    tail of a file's path under the module's ``src/test`` (the resource root is the POM's to
+    say), so a copy is never mistaken for the compiler's."""
     tree = _side(module, "src/test/")
-    return any(p.startswith(tree) and p.endswith("/" + relative) for p in current)
+    tails: set[str] = set()
+    for path in current:
+        if path.startswith(tree):
+            parts = path.split("/")
+            tails.update("/".join(parts[index:]) for index in range(1, len(parts)))
+    return tails
 
 
 def _kept(
@@ -255,11 +248,12 @@ def _kept(
     compiled ones."""
     kept = []
     for module in modules:
+        copies = _resource_copies(module, current)
         classes_root = workspace / _side(module, TEST_CLASSES)
         for path in _files_under(classes_root):
             relative = path.relative_to(workspace).as_posix()
             inner = path.relative_to(classes_root).as_posix()
-            if inner.endswith(".class") or relative in deleted or _resource_copy(inner, module, current):
+            if inner.endswith(".class") or relative in deleted or inner in copies:
                 continue
             kept.append((relative, _sha256(path)))
         for path in _files_under(workspace / _side(module, GENERATED_TEST_SOURCES)):
@@ -305,7 +299,9 @@ def _build(
     """Compile the test tree, store its test side, and restore it for this launch."""
     launch = production.launch
     before = untracked_outside_targets(workspace, modules)
-    compiled = executor.run(workspace, test_compile_launch(launch), maven_repo=maven_repo)
+    compiled = executor.run(
+        workspace, compile_launch(launch, goal="test-compile", name="prebuild-tests"), maven_repo=maven_repo
+    )
     record: dict[str, Any] = {
         "harness_version": __version__,
         "created": time.time(),
@@ -365,23 +361,16 @@ def restore_production(entry: Path, workspace: Path, modules: tuple[str, ...]) -
 def _store(
     entry: Path, workspace: Path, modules: list[str], sources: list[str], manifest: dict[str, Any]
 ) -> None:
-    """Copy each module's test side and the tree's Java sources into a fresh directory, moved
-    into place whole."""
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    staging = entry.parent / f".{entry.name}.{os.getpid()}.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for module in modules:
-        for relative in TEST_SIDE:
-            source = workspace / _side(module, relative)
-            if source.is_dir() and not source.is_symlink():
-                shutil.copytree(source, staging / "trees" / _side(module, relative), symlinks=True)
-    for path in sources:
-        (staging / "sources" / path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(workspace / path, staging / "sources" / path, follow_symlinks=False)
-    write_json(staging / MANIFEST, manifest)
-    try:
-        os.rename(staging, entry)
-    except OSError:
-        # another process stored the same tree meanwhile: theirs stands
-        shutil.rmtree(staging, ignore_errors=True)
+    """Each module's test side and the tree's Java sources, stored whole."""
+
+    def fill(staging: Path) -> None:
+        for module in modules:
+            for relative in TEST_SIDE:
+                source = workspace / _side(module, relative)
+                if source.is_dir() and not source.is_symlink():
+                    shutil.copytree(source, staging / "trees" / _side(module, relative), symlinks=True)
+        for path in sources:
+            (staging / "sources" / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(workspace / path, staging / "sources" / path, follow_symlinks=False)
+
+    store_whole(entry, fill, manifest)
