@@ -21,6 +21,10 @@ and prints per instance one ``first system`` line and one ``second system`` line
 and the ratio reference / ours (``N.Nx``); then ours per prediction against a bare
 ``mvn -o test -Dtest=<our selection>`` (same JaCoCo agent, same reactor scope) on a compiled
 workspace and from an empty ``target/``; then instances per hour for gold plus one system.
+Then (``--worker-pass on``, the default) ours alone once more, every instance in one executor as one
+worker of a long run meets them (:func:`worker_pass`: its warm Maven JVM has built another instance
+before, each instance still gets a fresh cache), printed as ``first system, worker warm`` and
+``second system, worker warm`` against the same reference seconds, and instances per hour from them.
 
 What is given to the reference beyond its published code, and why:
 
@@ -474,6 +478,31 @@ def measure(
     return result
 
 
+def worker_pass(
+    adapter: TebenchAdapter, instances: list[tuple[BenchmarkInstance, str]], setup: Setup
+) -> dict[str, tuple[float, float, str]]:
+    """Ours again, every instance in ONE executor, as one worker of a long run sees them: its
+    warm Maven JVM has built an earlier instance already (JIT-compiled ``javac`` and Maven's core),
+    while each instance gets a fresh cache (gold built again, nothing stored carries over). The
+    first instance follows an untimed run of the last one (of itself when there is one). Per
+    instance: (first system, second system, ours' outcome of the first)."""
+    executor = LocalExecutor(warm_jvm=setup.warm_jvm)
+    times: dict[str, tuple[float, float, str]] = {}
+    try:
+        order = [(instances[-1], False)] + [(pair, True) for pair in instances]
+        for k, ((instance, other), counted) in enumerate(order):
+            ctx = ours_context(setup.work / f"worker-cache-{k}", setup.work / "repos", executor)
+            gold = adapter.gold_patch(instance)
+            first, first_seconds = ours_item(adapter, instance, ctx, "first", gold)
+            _, second_seconds = ours_item(adapter, instance, ctx, "second", other)
+            shutil.rmtree(ctx.cache_dir, ignore_errors=True)
+            if counted:
+                times[instance.instance_id] = (first_seconds, second_seconds, _ours_outcome(first))
+    finally:
+        executor.close()
+    return times
+
+
 def _ours_outcome(record: dict[str, Any]) -> str:
     update = record.get("update") or {}
     timings = update.get("timings") or {}
@@ -522,6 +551,7 @@ class Setup:
     maven_repo: Path
     reference: Reference
     warm_jvm: bool = False
+    worker_pass: bool = True
 
 
 def main() -> None:
@@ -552,6 +582,14 @@ def main() -> None:
         help="ours' Maven builds in a warm Maven JVM (--tebench-warm-jvm); the bare mvn runs stay cold. "
         "Default: %(default)s.",
     )
+    parser.add_argument(
+        "--worker-pass",
+        choices=("on", "off"),
+        default="on",
+        help="after the per-instance figures, time ours again with every instance in one worker "
+        "(its warm JVM already used by an earlier instance: a long run's steady state). "
+        "Default: %(default)s.",
+    )
     args = parser.parse_args()
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="tebench-refcost-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -569,12 +607,14 @@ def main() -> None:
         maven_repo,
         Reference(args.reference.resolve(), args.reference_python, work, maven_repo),
         warm_jvm=warm_jvm(args.warm_jvm),
+        worker_pass=args.worker_pass == "on",
     )
     show("work directory", work)
     show("ours: warm Maven JVM (--warm-jvm)", args.warm_jvm)
     show("load average at start (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg()))
     totals = {"reference": 0.0, "ours": 0.0}
-    measured = 0
+    done: list[tuple[BenchmarkInstance, str]] = []
+    got_by_id: dict[str, Measured] = {}
     for instance in adapter.load_instances(load_records(str(work / "dataset.jsonl"))):
         other = drop_one_assertion(adapter.gold_patch(instance))
         if other is None:
@@ -585,9 +625,23 @@ def main() -> None:
         report(instance.instance_id, got)
         for side in totals:
             totals[side] += got.seconds[side, "first"] + got.seconds[side, "second"]
-        measured += 1
-    show("instances per hour, gold + one system (reference)", per_hour(measured, totals["reference"]))
-    show("instances per hour, gold + one system (ours)", per_hour(measured, totals["ours"]))
+        done.append((instance, other))
+        got_by_id[instance.instance_id] = got
+    show("instances per hour, gold + one system (reference)", per_hour(len(done), totals["reference"]))
+    show("instances per hour, gold + one system (ours)", per_hour(len(done), totals["ours"]))
+    if setup.worker_pass and done:
+        steady = worker_pass(adapter, done, setup)
+        total = 0.0
+        for instance_id, (first, second, outcome) in steady.items():
+            got = got_by_id[instance_id]
+            for system, seconds in (("first", first), ("second", second)):
+                theirs = got.seconds["reference", system]
+                label = f"{system} system, worker warm"
+                print(f"{instance_id}  {label:<28} reference {theirs:7.1f} s  ours {seconds:7.1f} s  "
+                      f"{ratio(theirs, seconds)}")  # fmt: skip
+            print(f"    ours: {outcome}")
+            total += first + second
+        show("instances per hour, gold + one system (ours, worker warm)", per_hour(len(steady), total))
     show("load average at end (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg()))
 
 

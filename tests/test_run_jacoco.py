@@ -124,6 +124,7 @@ def test_report_step() -> None:
     assert step.java_version == 11
     assert step.argv == (
         "java",
+        "-XX:TieredStopAtLevel=1",
         "-jar",
         "{maven_repo}/org/jacoco/org.jacoco.cli/0.8.12/org.jacoco.cli-0.8.12-nodeps.jar",
         "report",
