@@ -128,31 +128,45 @@ def _collect(args: argparse.Namespace) -> int:
 def _cache(args: argparse.Namespace) -> int:
     from pytest_tebench.benchmarks.swebench import build_failures
     from pytest_tebench.results import ResultCache
+    from pytest_tebench.run.maven import build_store
 
     root = (args.cache_dir or default_cache_dir()).resolve()
     cache = ResultCache(root / "results")
+    builds = root / "prebuilt"
     if args.action == "retry-builds":
         removed = build_failures.forget_all(root)
         print(f"forgot {removed} failed image build(s): the next run builds them again")
     elif args.action == "prune":
-        if args.older_than is None and args.max_size is None:
-            raise InputError("say what to prune: --older-than DAYS and/or --max-size SIZE")
-        removed = cache.prune(
-            older_than=None if args.older_than is None else args.older_than * 86400,
-            max_bytes=args.max_size,
-        )
+        if args.older_than is None and args.max_size is None and args.max_build_size is None:
+            raise InputError(
+                "say what to prune: --older-than DAYS, --max-size SIZE and/or --max-build-size SIZE"
+            )
+        older_than = None if args.older_than is None else args.older_than * 86400
+        removed = cache.prune(older_than=older_than, max_bytes=args.max_size)
         print(f"removed {removed} stored result(s) from {cache.root}")
+        removed = build_store.prune(builds, older_than=older_than, max_bytes=args.max_build_size)
+        print(f"removed {removed} stored build(s) from {builds}")
     stats = cache.stats()
-    when = ""
-    if stats.oldest is not None and stats.newest is not None:
-        when = f", last used {_ago(stats.oldest)} to {_ago(stats.newest)}"
-    print(f"{cache.root}: {stats.entries} stored result(s), {stats.bytes / 1e6:.1f} MB{when}")
+    print(
+        f"{cache.root}: {stats.entries} stored result(s), {stats.bytes / 1e6:.1f} MB"
+        f"{_used(stats.oldest, stats.newest)}"
+    )
+    held = build_store.stats(builds)
+    print(
+        f"{builds}: {held.builds} stored build(s), {held.bytes / 1e6:.1f} MB{_used(held.oldest, held.newest)}"
+    )
     failed = build_failures.count(root)
     if failed:
         print(
             f"{failed} image build(s) failed earlier and are not tried again (`tebench cache retry-builds`)"
         )
     return 0
+
+
+def _used(oldest: float | None, newest: float | None) -> str:
+    if oldest is None or newest is None:
+        return ""
+    return f", last used {_ago(oldest)} to {_ago(newest)}"
 
 
 def _ago(timestamp: float) -> str:
@@ -325,16 +339,24 @@ def make_parser() -> argparse.ArgumentParser:
     collect.set_defaults(run=_collect)
 
     cache = commands.add_parser(
-        "cache", help="show or trim the results stored by earlier runs; retry image builds that failed"
+        "cache",
+        help="show or trim the results and compiled builds stored by earlier runs; retry image builds "
+        "that failed",
     )
     cache.add_argument("action", choices=("info", "prune", "retry-builds"))
     cache.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/pytest-tebench")
     cache.add_argument(
-        "--older-than", type=float, default=None, metavar="DAYS", help="prune results unused for DAYS days"
-    )
+        "--older-than", type=float, default=None, metavar="DAYS",
+        help="prune results and compiled builds unused for DAYS days",
+    )  # fmt: skip
     cache.add_argument(
         "--max-size", type=_size, default=None, metavar="SIZE",
         help="prune the least recently used results until the store holds at most SIZE (e.g. 500m)",
+    )  # fmt: skip
+    cache.add_argument(
+        "--max-build-size", type=_size, default=None, metavar="SIZE",
+        help="prune the least recently used compiled builds (an instance's production and test "
+        "classes, reused by its later launches) until they take at most SIZE (e.g. 5g)",
     )  # fmt: skip
     cache.set_defaults(run=_cache)
 

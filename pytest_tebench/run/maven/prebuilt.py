@@ -33,6 +33,7 @@ tree no trusted run stored (predictions never store: only gold's checkout is com
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -329,7 +330,13 @@ def prepare(
         )
     if not manifest.get("usable"):
         return PrebuiltUse(launch, OFF, key, str(manifest.get("reason") or "not reusable"))
-    seconds = restore_trees(entry, workspace, manifest["modules"])
+    try:
+        seconds = restore_trees(entry, workspace, manifest["modules"])
+    except OSError as exc:
+        # removed while this copied (``tebench cache prune`` during a run): compile instead
+        remove_targets(workspace, modules)
+        return PrebuiltUse(launch, OFF, key, f"the stored production build went away while restored ({exc})")
+    mark_used(entry)
     return PrebuiltUse(skipping_main(launch), REUSED, key, restore_seconds=seconds)
 
 
@@ -378,6 +385,13 @@ def _build(
     remove_targets(workspace, built)
     seconds = restore_trees(prebuilt.store / key, workspace, built)
     return PrebuiltUse(skipping_main(launch), BUILT, key, compiled=compiled, restore_seconds=seconds)
+
+
+def mark_used(entry: Path) -> None:
+    """Stamp the stored build at ``entry`` as used now: ``tebench cache prune`` removes the least
+    recently used (:mod:`~pytest_tebench.run.maven.build_store`)."""
+    with contextlib.suppress(OSError):
+        os.utime(entry / MANIFEST)
 
 
 def _tree(entry: Path, module: str) -> Path:

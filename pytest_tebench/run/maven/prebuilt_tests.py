@@ -175,11 +175,14 @@ def _reuse(
     entry = store / digest
     gold_files: dict[str, str] = manifest["files"]
     differing = [p for p in {*gold_files, *current} if gold_files.get(p) != current.get(p)]
-    gold_sources = {
-        p: (entry / "sources" / p).read_bytes() for p in differing if (entry / "sources" / p).is_file()
-    }
+    try:
+        gold_sources = {
+            p: (entry / "sources" / p).read_bytes() for p in differing if (entry / "sources" / p).is_file()
+        }
+        generated = {p: (entry / "trees" / p).read_bytes() for p in manifest["generated"]}
+    except OSError as exc:
+        return CompiledTestsUse(launch, OFF, digest, note=f"the stored test tree went away ({exc})")
     classes = {path: ClassOrigin(name, source) for path, (name, source) in manifest["classes"].items()}
-    generated = {p: (entry / "trees" / p).read_bytes() for p in manifest["generated"]}
     try:
         decided = plan(
             workspace,
@@ -195,7 +198,15 @@ def _reuse(
     if decided.off:
         return CompiledTestsUse(launch, OFF, digest, decided, note=decided.off)
     started = time.perf_counter()
-    _overlay(entry, workspace, manifest["modules"])
+    try:
+        _overlay(entry, workspace, manifest["modules"])
+    except OSError as exc:
+        # removed while this copied (``tebench cache prune`` during a run): the launch compiles
+        # the whole test tree over the restored production build, as with no stored tree
+        _remove_test_side(workspace, manifest["modules"])
+        return CompiledTestsUse(
+            launch, OFF, digest, note=f"the stored test tree went away while restored ({exc})"
+        )
     for path in decided.delete:
         (workspace / path).unlink(missing_ok=True)
     kept = _kept(workspace, manifest["modules"], current, deleted=set(decided.delete))
@@ -221,6 +232,16 @@ def _overlay(entry: Path, workspace: Path, modules: list[str]) -> None:
                 )
         for path in _files_under(workspace / _side(module, GENERATED_TEST_SOURCES)):
             os.utime(path, (_OLD, _OLD))
+
+
+def _remove_test_side(workspace: Path, modules: list[str]) -> None:
+    for module in modules:
+        for relative in TEST_SIDE:
+            side = workspace / _side(module, relative)
+            if side.is_symlink():
+                side.unlink()
+            else:
+                shutil.rmtree(side, ignore_errors=True)
 
 
 def _resource_copies(module: str, current: dict[str, str]) -> set[str]:
