@@ -258,3 +258,48 @@ def test_a_gold_test_that_fails_only_selected_alone_makes_the_instance_select_by
         "org.tebench.order.CounterTest#b_countsOn failed: a_setsStart did not run first"
     )
     assert update["s_line"] == 1.0
+
+
+def test_gold_s_repeated_runs_keep_the_agent_and_skip_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flakiness runs are compared by outcome alone: run as measured (JaCoCo's agent on),
+    without the report; a re-measure after dropping a flaky test makes its report again."""
+    from dataclasses import replace
+
+    from pytest_tebench.benchmarks.base import EvalContext
+    from pytest_tebench.benchmarks.tebench import update
+    from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
+    from pytest_tebench.run.maven.testrun import RunSettings
+    from pytest_tebench.run.maven.warmup import WarmedRun
+    from pytest_tebench.workspace.checkout import Workspace
+    from pytest_tebench.workspace.repos import RepositoryStore
+
+    steady, flaky = TestId("p.ATest", "steady"), TestId("p.ATest", "flaky")
+    asked: list[tuple[list[TestId], RunSettings]] = []
+
+    def run_inherited(
+        executor: object, workspace: Path, selection: list[TestId], settings: RunSettings
+    ) -> SelectionRun:
+        asked.append((list(selection), settings))
+        status = FAILED if len(asked) == 1 and flaky in selection else PASSED
+        return SelectionRun(
+            "ok", True, True, tests=tuple(TestOutcome(t, status if t == flaky else PASSED) for t in selection)
+        )
+
+    monkeypatch.setattr(update, "run_inherited", run_inherited)
+    context = EvalContext(
+        cache_dir=tmp_path,
+        work_dir=tmp_path,
+        repos=RepositoryStore(tmp_path),
+        executor=object,  # type: ignore[arg-type]
+    )
+    evaluator = update.UpdateEvaluator(
+        context, UpdateSettings("paper", None, 60, 60, "3.9.9", tmp_path, gold_runs=3)
+    )
+    measured = RunSettings(maven_repo=tmp_path)
+    first = SelectionRun("ok", True, True, tests=(TestOutcome(steady, PASSED), TestOutcome(flaky, PASSED)))
+    _, dropped = evaluator._measure(Workspace(tmp_path), [steady, flaky], measured, first, WarmedRun(first))
+    assert [e["test"] for e in dropped] == ["p.ATest#flaky"]
+    assert [(s.coverage, s.coverage_report) for _, s in asked] == [(True, False), (True, False), (True, True)]
+    assert asked[-1][0] == [steady] and replace(asked[-1][1], coverage_report=True) == measured

@@ -179,6 +179,23 @@ def test_agent_in_environment_and_report_failure(workspace: Path, settings: RunS
     assert report.argv[0] == "java" and report.java_version == 11
 
 
+def test_a_run_compared_by_outcome_keeps_the_agent_and_makes_no_report(
+    workspace: Path, settings: RunSettings
+) -> None:
+    def build(ws: Path, step: BuildStep) -> StepResult:
+        write_report(ws, "a")
+        (ws / "target/classes").mkdir(parents=True)
+        (ws / EXEC_FILE).write_bytes(b"exec")
+        return result(step)
+
+    executor = ScriptedExecutor({"compile+test": build})  # a report step would raise KeyError
+    run = run_selection(executor, workspace, [A], replace(settings, coverage_report=False))
+    assert run.status == "ok" and run.all_passed
+    assert (run.coverage, run.coverage_error) == (None, "")
+    (test_step,) = executor.seen
+    assert dict(test_step.env)["JAVA_TOOL_OPTIONS"].endswith("includes=p.*")  # the tests run as measured
+
+
 def test_report_parsed_when_it_succeeds(workspace: Path, settings: RunSettings) -> None:
     def build(ws: Path, step: BuildStep) -> StepResult:
         write_report(ws, "a")

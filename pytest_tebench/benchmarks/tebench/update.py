@@ -329,8 +329,10 @@ class UpdateEvaluator:
         if first.status != "ok" or not selection or self.settings.gold_runs <= 1:
             return first, []
         runs = [first]
+        # compared by outcome only: the same launch, JaCoCo's agent included, without the report
+        repeat = replace(settings, coverage_report=False)
         for _ in range(self.settings.gold_runs - 1):
-            again = run_inherited(self._executor(), workspace.path, selection, settings)
+            again = run_inherited(self._executor(), workspace.path, selection, repeat)
             _raise_for_harness(again, "gold build on V0 (repeated)", _warmup_timings(warmed))
             runs.append(again)
         flaky = gold_record.flaky_tests(runs)

@@ -101,6 +101,10 @@ class RunSettings:
     maven_dist: Path | None = None
     offline: bool = True
     coverage: bool = True
+    #: With ``coverage``: make the JaCoCo report after the launch. Off for a run compared by its
+    #: outcomes alone (gold's repeated runs): the agent still runs, so the tests run as in a
+    #: measured run (JaCoCo's synthetic members are visible to reflection), only the report is saved.
+    coverage_report: bool = True
     compile_timeout: float = DEFAULT_TIMEOUT_COMPILE
     test_timeout: float = DEFAULT_TIMEOUT_TEST
     report_timeout: float = 120.0
@@ -451,7 +455,7 @@ class _Run:
                 if outcome.status == NOT_RUN:
                     outcomes[test] = TestOutcome(test, ERROR, 0, f"test JVM crashed: {verdict.summary}")
         coverage: CoverageReport | None = None
-        if includes:
+        if includes and settings.coverage_report:
             coverage, coverage_error = self.collect_coverage()
         return self.finish(
             OK,
