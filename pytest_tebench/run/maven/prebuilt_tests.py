@@ -168,7 +168,10 @@ def _reuse(
     current: dict[str, str],
     modules: tuple[str, ...],
 ) -> CompiledTestsUse:
-    candidates = _candidates(store, current)
+    try:
+        candidates = _candidates(store, current)
+    except OSError as exc:  # the store pruned meanwhile
+        return CompiledTestsUse(launch, OFF, note=f"cannot read the stored test trees ({exc})")
     if not candidates:
         return CompiledTestsUse(launch, OFF, note="no stored test tree of this production build")
     _, digest, manifest = candidates[0]
