@@ -10,6 +10,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_run_prebuilt_tests import JavacMaven
@@ -19,12 +20,15 @@ from test_run_prebuilt_tests import workspace  # noqa: F401  (a fixture)
 
 from pytest_tebench.cli import main as tebench_main
 from pytest_tebench.run.maven import build_store
+from pytest_tebench.run.maven import prebuilt
 from pytest_tebench.run.maven import prebuilt_tests
 from pytest_tebench.run.maven.prebuilt import MANIFEST
 from pytest_tebench.run.maven.prebuilt import SKIP_MAIN
 from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import prepare as prepare_production
 from pytest_tebench.run.maven.prebuilt_tests import STALE_ONLY
+
+from conftest import write_text
 
 DAY = 86400.0
 
@@ -115,7 +119,7 @@ def test_a_production_build_removed_while_restored_is_compiled_instead(
         maven_repo=tmp_path / "store",
     )
     assert production.state == "off"
-    assert production.note.startswith("the stored production build went away while restored (")
+    assert production.note.startswith("the stored build went away while restored (")
     assert production.launch == launch()  # the whole build: production and tests compiled
     assert not (workspace / "target").exists()
 
@@ -135,7 +139,80 @@ def test_a_test_tree_removed_while_restored_is_compiled_whole(
 
     monkeypatch.setattr(prebuilt_tests, "_overlay", overlay_then_vanish)
     use = prepared(maven, workspace, tmp_path / "store", create=False)
-    assert use.state == "off" and use.note.startswith("the stored test tree went away while restored (")
+    assert use.state == "off" and use.note.startswith("the stored build went away while restored (")
     assert STALE_ONLY not in use.launch.argv and SKIP_MAIN in use.launch.argv
     assert not (workspace / "target/test-classes").exists()  # nothing half-restored is left
     assert (workspace / "target/classes/p/A.class").is_file()  # production restored whole
+
+
+def test_a_production_build_pruned_as_soon_as_stored_is_compiled_by_the_launch(
+    workspace: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = prebuilt._store
+
+    def store_then_pruned(entry: Path, *args: Any) -> None:
+        store(entry, *args)
+        assert build_store.remove_build(entry)
+
+    monkeypatch.setattr(prebuilt, "_store", store_then_pruned)
+    maven = JavacMaven()
+    shutil.rmtree(workspace / "target", ignore_errors=True)
+    production = prepare_production(
+        maven,  # type: ignore[arg-type]
+        workspace,
+        Prebuilt(tmp_path / "store", create=True),
+        launch(),
+        modules=("",),
+        maven_repo=tmp_path / "store",
+    )
+    assert production.state == "off" and production.note.startswith("the stored build went away")
+    assert production.compiled is not None  # gold's compile stays in its record
+    assert production.launch == launch() and not (workspace / "target").exists()
+
+
+def test_a_production_build_pruned_while_gold_s_tests_compile_is_compiled_by_the_launch(
+    workspace: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = prebuilt_tests._store
+
+    def store_then_production_pruned(entry: Path, *args: Any) -> None:
+        store(entry, *args)
+        assert build_store.remove_build(prebuilt_tests.production_entry(entry))
+
+    monkeypatch.setattr(prebuilt_tests, "_store", store_then_production_pruned)
+    use = prepared(JavacMaven(), workspace, tmp_path / "store", create=True)
+    assert use.state == "off" and use.note.startswith("the stored build went away")
+    assert use.compiled is not None
+    # neither production nor the tests restored: the launch compiles both
+    assert use.launch == launch() and not (workspace / "target").exists()
+
+
+def test_a_production_build_pruned_before_the_whole_test_compile_is_compiled_with_it(
+    workspace: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from test_run_prebuilt_tests import run
+
+    from pytest_tebench.run.maven import testrun
+
+    run(JavacMaven(), workspace, tmp_path, create=True)
+    write_text(workspace / "src/test/java/p/BTest.java", "package p;\nclass BTest { int x = Missing.X; }\n")
+    restore = testrun.restore_production
+
+    def pruned_first(entry: Path, *args: Any) -> None:
+        assert build_store.remove_build(entry)
+        restore(entry, *args)
+
+    monkeypatch.setattr(testrun, "restore_production", pruned_first)
+    maven = JavacMaven()
+    status, steps = run(maven, workspace, tmp_path, create=False)
+    assert steps == ["compile+test", "compile+test-tests-again"]
+    assert status.startswith("test_compile_error reused ")
+    assert "tests compiled again; the stored build went away while restored (" in status
+    # the whole build: no restored classes to skip the main compile for
+    assert SKIP_MAIN not in maven.seen[-1].argv and STALE_ONLY not in maven.seen[-1].argv

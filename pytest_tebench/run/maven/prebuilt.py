@@ -116,6 +116,17 @@ def skipping_main(launch: BuildStep) -> BuildStep:
     return replace(launch, argv=(*launch.argv[:-1], SKIP_MAIN, launch.argv[-1]))
 
 
+def compiling_main(launch: BuildStep) -> BuildStep:
+    """The test launch as it was before :func:`skipping_main`."""
+    return replace(launch, argv=tuple(arg for arg in launch.argv if arg != SKIP_MAIN))
+
+
+def went_away(exc: OSError) -> str:
+    """Why a launch compiles what it meant to restore: the stored build was removed while it
+    copied it (``tebench cache prune`` during a run, docs/building.md)."""
+    return f"the stored build went away while restored ({exc.strerror or exc}: {exc.filename})"
+
+
 def _git(workspace: Path, *args: str) -> bytes:
     return git(workspace, *args, timeout=120).stdout
 
@@ -335,7 +346,7 @@ def prepare(
     except OSError as exc:
         # removed while this copied (``tebench cache prune`` during a run): compile instead
         remove_targets(workspace, modules)
-        return PrebuiltUse(launch, OFF, key, f"the stored production build went away while restored ({exc})")
+        return PrebuiltUse(launch, OFF, key, went_away(exc))
     mark_used(entry)
     return PrebuiltUse(skipping_main(launch), REUSED, key, restore_seconds=seconds)
 
@@ -383,7 +394,11 @@ def _build(
         return PrebuiltUse(launch, OFF, key, reason, compiled)
     _store(prebuilt.store / key, workspace, built, {**record, "usable": True})
     remove_targets(workspace, built)
-    seconds = restore_trees(prebuilt.store / key, workspace, built)
+    try:
+        seconds = restore_trees(prebuilt.store / key, workspace, built)
+    except OSError as exc:  # pruned as soon as stored: the launch compiles it
+        remove_targets(workspace, built)
+        return PrebuiltUse(launch, OFF, key, went_away(exc), compiled)
     return PrebuiltUse(skipping_main(launch), BUILT, key, compiled=compiled, restore_seconds=seconds)
 
 

@@ -23,6 +23,7 @@ outputs that are not a copied resource: a processor's aggregate file) changed or
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -52,10 +53,12 @@ from pytest_tebench.run.maven.prebuilt import OFF
 from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import PrebuiltUse
 from pytest_tebench.run.maven.prebuilt import compile_launch
+from pytest_tebench.run.maven.prebuilt import compiling_main
 from pytest_tebench.run.maven.prebuilt import remove_targets
 from pytest_tebench.run.maven.prebuilt import restore_trees
 from pytest_tebench.run.maven.prebuilt import store_whole
 from pytest_tebench.run.maven.prebuilt import untracked_outside_targets
+from pytest_tebench.run.maven.prebuilt import went_away
 
 #: The compiler plugin's stale-source mode: only sources newer than their classes are compiled.
 STALE_ONLY = "-Dmaven.compiler.useIncrementalCompilation=false"
@@ -171,7 +174,7 @@ def _reuse(
     try:
         candidates = _candidates(store, current)
     except OSError as exc:  # the store pruned meanwhile
-        return CompiledTestsUse(launch, OFF, note=f"cannot read the stored test trees ({exc})")
+        return CompiledTestsUse(launch, OFF, note=went_away(exc))
     if not candidates:
         return CompiledTestsUse(launch, OFF, note="no stored test tree of this production build")
     _, digest, manifest = candidates[0]
@@ -184,7 +187,7 @@ def _reuse(
         }
         generated = {p: (entry / "trees" / p).read_bytes() for p in manifest["generated"]}
     except OSError as exc:
-        return CompiledTestsUse(launch, OFF, digest, note=f"the stored test tree went away ({exc})")
+        return CompiledTestsUse(launch, OFF, digest, note=went_away(exc))
     classes = {path: ClassOrigin(name, source) for path, (name, source) in manifest["classes"].items()}
     try:
         decided = plan(
@@ -207,9 +210,7 @@ def _reuse(
         # removed while this copied (``tebench cache prune`` during a run): the launch compiles
         # the whole test tree over the restored production build, as with no stored tree
         _remove_test_side(workspace, manifest["modules"])
-        return CompiledTestsUse(
-            launch, OFF, digest, note=f"the stored test tree went away while restored ({exc})"
-        )
+        return CompiledTestsUse(launch, OFF, digest, note=went_away(exc))
     for path in decided.delete:
         (workspace / path).unlink(missing_ok=True)
     kept = _kept(workspace, manifest["modules"], current, deleted=set(decided.delete))
@@ -363,7 +364,13 @@ def _build(
     else:
         _store(entry, workspace, [], [], {**record, "usable": False, "reason": reason})
     # this launch runs on exactly what later launches get: production restored, then the tests
-    restore_production(production_entry(entry), workspace, modules)
+    try:
+        restore_production(production_entry(entry), workspace, modules)
+    except OSError as exc:  # pruned meanwhile: the launch compiles production and tests
+        remove_targets(workspace, modules)
+        return CompiledTestsUse(
+            compiling_main(launch), OFF, entry.name, note=went_away(exc), compiled=compiled
+        )
     if reason:
         return CompiledTestsUse(launch, OFF, entry.name, note=reason, compiled=compiled)
     use = _reuse(workspace, launch, entry.parent, current=current, modules=modules)
@@ -376,10 +383,14 @@ def production_entry(tests_entry: Path) -> Path:
 
 
 def restore_production(entry: Path, workspace: Path, modules: tuple[str, ...]) -> None:
-    """Every module's ``target/`` removed, then the stored production build at ``entry`` restored."""
+    """Every module's ``target/`` removed, then the stored production build at ``entry`` restored.
+    Raises :class:`OSError` when it is gone (pruned meanwhile): restoring nothing would leave a
+    launch that skips the main compile without classes, and its tests failing to compile."""
     remove_targets(workspace, modules)
     manifest = read_versioned_json(entry / MANIFEST)
-    restore_trees(entry, workspace, list(manifest["modules"]) if manifest else [])
+    if manifest is None:
+        raise FileNotFoundError(errno.ENOENT, "no stored production build", str(entry / MANIFEST))
+    restore_trees(entry, workspace, list(manifest["modules"]))
 
 
 def _store(

@@ -55,6 +55,7 @@ from pytest_tebench.run.maven.journal import recorded_surefire
 from pytest_tebench.run.maven.modulepath import opens_for_tests
 from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import prepare as prepare_prebuilt
+from pytest_tebench.run.maven.prebuilt import went_away
 from pytest_tebench.run.maven.prebuilt_tests import needs_full_compile
 from pytest_tebench.run.maven.prebuilt_tests import prepare as prepare_test_tree
 from pytest_tebench.run.maven.prebuilt_tests import restore_production
@@ -508,8 +509,14 @@ class _Run:
             # the whole test tree again, on the restored production build: that compile decides
             self.prebuilt += f"; {why}: tests compiled again"
             remove_stale_outputs(self.workspace, whole_target=True)
-            restore_production(prebuilt.store / use.key, self.workspace, self.reactor.modules)
-            tested = self.step(replace(use.launch, name="compile+test-tests-again"))
+            again = replace(use.launch, name="compile+test-tests-again")
+            try:
+                restore_production(prebuilt.store / use.key, self.workspace, self.reactor.modules)
+            except OSError as exc:  # pruned meanwhile: production compiled too
+                self.prebuilt += f"; {went_away(exc)}"
+                remove_stale_outputs(self.workspace, whole_target=True)
+                again = replace(step, name="compile+test-tests-again")
+            tested = self.step(again)
         if use.used and _fall_back(tested):
             self.prebuilt = f"{use.describe()}; failed ({self.prebuilt_failure(tested)}): compiled again"
             remove_stale_outputs(self.workspace, whole_target=True)
