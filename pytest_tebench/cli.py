@@ -15,6 +15,7 @@ Thin on purpose: each subcommand parses its arguments and calls one module.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Iterable
 from collections.abc import Sequence
@@ -146,27 +147,20 @@ def _cache(args: argparse.Namespace) -> int:
         print(f"removed {removed} stored result(s) from {cache.root}")
         removed = build_store.prune(builds, older_than=older_than, max_bytes=args.max_build_size)
         print(f"removed {removed} stored build(s) from {builds}")
-    stats = cache.stats()
-    print(
-        f"{cache.root}: {stats.entries} stored result(s), {stats.bytes / 1e6:.1f} MB"
-        f"{_used(stats.oldest, stats.newest)}"
-    )
-    held = build_store.stats(builds)
-    print(
-        f"{builds}: {held.builds} stored build(s), {held.bytes / 1e6:.1f} MB{_used(held.oldest, held.newest)}"
-    )
+    for root, stats, what in (
+        (cache.root, cache.stats(), "result"),
+        (builds, build_store.stats(builds), "build"),
+    ):
+        when = ""
+        if stats.oldest is not None and stats.newest is not None:
+            when = f", last used {_ago(stats.oldest)} to {_ago(stats.newest)}"
+        print(f"{root}: {stats.entries} stored {what}(s), {stats.bytes / 1e6:.1f} MB{when}")
     failed = build_failures.count(root)
     if failed:
         print(
             f"{failed} image build(s) failed earlier and are not tried again (`tebench cache retry-builds`)"
         )
     return 0
-
-
-def _used(oldest: float | None, newest: float | None) -> str:
-    if oldest is None or newest is None:
-        return ""
-    return f", last used {_ago(oldest)} to {_ago(newest)}"
 
 
 def _ago(timestamp: float) -> str:
@@ -176,14 +170,27 @@ def _ago(timestamp: float) -> str:
     return f"{days:.1f} days ago"
 
 
+def _days(value: str) -> float:
+    try:
+        days = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of days: {value!r}") from None
+    if not 0 <= days < math.inf:  # NaN too: a prune must say what it removes
+        raise argparse.ArgumentTypeError(f"not a number of days: {value!r} (0 or more)")
+    return days
+
+
 def _size(value: str) -> int:
     units = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
     text = value.strip().lower().removesuffix("b")
     number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "")
     try:
-        return int(float(number) * units[unit])
+        size = float(number) * units[unit]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size like 500m or 2g: {value!r}") from None
+        size = math.nan
+    if not 0 <= size < math.inf:
+        raise argparse.ArgumentTypeError(f"not a size like 500m or 2g: {value!r}")
+    return int(size)
 
 
 def _text(args: argparse.Namespace) -> int:
@@ -346,7 +353,7 @@ def make_parser() -> argparse.ArgumentParser:
     cache.add_argument("action", choices=("info", "prune", "retry-builds"))
     cache.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/pytest-tebench")
     cache.add_argument(
-        "--older-than", type=float, default=None, metavar="DAYS",
+        "--older-than", type=_days, default=None, metavar="DAYS",
         help="prune results and compiled builds unused for DAYS days",
     )  # fmt: skip
     cache.add_argument(

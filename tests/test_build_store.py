@@ -25,6 +25,7 @@ from pytest_tebench.run.maven import prebuilt_tests
 from pytest_tebench.run.maven.prebuilt import MANIFEST
 from pytest_tebench.run.maven.prebuilt import SKIP_MAIN
 from pytest_tebench.run.maven.prebuilt import Prebuilt
+from pytest_tebench.run.maven.prebuilt import PrebuiltUse
 from pytest_tebench.run.maven.prebuilt import prepare as prepare_production
 from pytest_tebench.run.maven.prebuilt_tests import STALE_ONLY
 
@@ -43,6 +44,18 @@ def stored(store: Path, key: str, *, size: int, used_days_ago: float) -> Path:
     return entry
 
 
+def production_only(maven: JavacMaven, checkout: Path, store: Path, *, create: bool) -> PrebuiltUse:
+    """The production half of ``prepared``."""
+    return prepare_production(
+        maven,  # type: ignore[arg-type]
+        checkout,
+        Prebuilt(store, create=create),
+        launch(),
+        modules=("",),
+        maven_repo=store,
+    )
+
+
 def test_prune_removes_unused_builds_then_the_least_recently_used(tmp_path: Path) -> None:
     store = tmp_path / "prebuilt"
     stored(store, "a" * 32, size=1000, used_days_ago=10)
@@ -58,7 +71,7 @@ def test_prune_removes_unused_builds_then_the_least_recently_used(tmp_path: Path
     os.utime(old_tmp, (time.time() - 2 * 3600, time.time() - 2 * 3600))
 
     held = build_store.stats(store)
-    assert (held.builds, held.bytes) == (4, 15000 + 4 * len('{"usable": true}'))
+    assert (held.entries, held.bytes) == (4, 15000 + 4 * len('{"usable": true}'))
     assert held.oldest is not None and held.newest is not None and held.newest - held.oldest > 9 * DAY
 
     assert build_store.prune(store, older_than=5 * DAY) == 1
@@ -82,11 +95,19 @@ def test_the_cache_command_shows_and_prunes_stored_builds(
     )
     assert tebench_main(["cache", "prune", "--cache-dir", str(tmp_path)]) == 2
     assert "--max-build-size SIZE" in capsys.readouterr().err
+    for option, value in (("--older-than", "-1"), ("--older-than", "nan"), ("--max-build-size", "-5m"),
+                          ("--max-build-size", "inf"), ("--max-build-size", "lots")):  # fmt: skip
+        with pytest.raises(SystemExit) as exited:
+            tebench_main(["cache", "prune", "--cache-dir", str(tmp_path), f"{option}={value}"])
+        assert exited.value.code == 2 and f"argument {option}: not a" in capsys.readouterr().err
+    assert build_store.stats(tmp_path / "prebuilt").entries == 1  # nothing went on bad input
+    assert tebench_main(["cache", "prune", "--cache-dir", str(tmp_path)]) == 2
+    assert "--max-build-size SIZE" in capsys.readouterr().err
     assert tebench_main(["cache", "prune", "--cache-dir", str(tmp_path), "--max-size", "0"]) == 0
-    assert build_store.stats(tmp_path / "prebuilt").builds == 1  # --max-size is the results' budget
+    assert build_store.stats(tmp_path / "prebuilt").entries == 1  # --max-size is the results' budget
     assert tebench_main(["cache", "prune", "--cache-dir", str(tmp_path), "--max-build-size", "1m"]) == 0
     assert "removed 1 stored build(s)" in capsys.readouterr().out
-    assert build_store.stats(tmp_path / "prebuilt").builds == 0
+    assert build_store.stats(tmp_path / "prebuilt").entries == 0
 
 
 def test_a_reused_build_is_stamped_as_used(workspace: Path, tmp_path: Path) -> None:  # noqa: F811
@@ -110,14 +131,7 @@ def test_a_production_build_removed_while_restored_is_compiled_instead(
     # what a launch that read the manifest meets when a prune renames the build away under it
     os.rename(entry.path / "trees", tmp_path / "elsewhere")
     shutil.rmtree(workspace / "target")
-    production = prepare_production(
-        maven,  # type: ignore[arg-type]
-        workspace,
-        Prebuilt(tmp_path / "store"),
-        launch(),
-        modules=("",),
-        maven_repo=tmp_path / "store",
-    )
+    production = production_only(maven, workspace, tmp_path / "store", create=False)
     assert production.state == "off"
     assert production.note.startswith("the stored build went away while restored (")
     assert production.launch == launch()  # the whole build: production and tests compiled
@@ -159,14 +173,7 @@ def test_a_production_build_pruned_as_soon_as_stored_is_compiled_by_the_launch(
     monkeypatch.setattr(prebuilt, "_store", store_then_pruned)
     maven = JavacMaven()
     shutil.rmtree(workspace / "target", ignore_errors=True)
-    production = prepare_production(
-        maven,  # type: ignore[arg-type]
-        workspace,
-        Prebuilt(tmp_path / "store", create=True),
-        launch(),
-        modules=("",),
-        maven_repo=tmp_path / "store",
-    )
+    production = production_only(maven, workspace, tmp_path / "store", create=True)
     assert production.state == "off" and production.note.startswith("the stored build went away")
     assert production.compiled is not None  # gold's compile stays in its record
     assert production.launch == launch() and not (workspace / "target").exists()

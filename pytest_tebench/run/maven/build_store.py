@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_tebench.results import CacheStats
 from pytest_tebench.run.maven.prebuilt import MANIFEST
 
 #: A half-stored or half-removed build (``.<key>.<pid>.tmp`` / ``.trash``) older than this is a
@@ -41,14 +42,6 @@ class StoredBuild:
     last_used: float
     #: Bytes of its files.
     size: int
-
-
-@dataclass(frozen=True)
-class StoreStats:
-    builds: int
-    bytes: int
-    oldest: float | None
-    newest: float | None
 
 
 def _size(root: Path) -> int:
@@ -76,10 +69,11 @@ def stored_builds(store: Path) -> list[StoredBuild]:
     return builds
 
 
-def stats(store: Path) -> StoreStats:
+def stats(store: Path) -> CacheStats:
+    """The stored builds as the result store counts its entries."""
     builds = stored_builds(store)
     times = [build.last_used for build in builds]
-    return StoreStats(
+    return CacheStats(
         len(builds), sum(b.size for b in builds), min(times) if times else None, max(times) if times else None
     )
 

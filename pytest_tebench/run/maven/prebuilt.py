@@ -34,6 +34,7 @@ tree no trusted run stored (predictions never store: only gold's checkout is com
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -342,10 +343,8 @@ def prepare(
     if not manifest.get("usable"):
         return PrebuiltUse(launch, OFF, key, str(manifest.get("reason") or "not reusable"))
     try:
-        seconds = restore_trees(entry, workspace, manifest["modules"])
-    except OSError as exc:
-        # removed while this copied (``tebench cache prune`` during a run): compile instead
-        remove_targets(workspace, modules)
+        seconds = restore_production(entry, workspace, modules)
+    except OSError as exc:  # removed meanwhile (``tebench cache prune`` during a run): compile instead
         return PrebuiltUse(launch, OFF, key, went_away(exc))
     mark_used(entry)
     return PrebuiltUse(skipping_main(launch), REUSED, key, restore_seconds=seconds)
@@ -393,11 +392,9 @@ def _build(
         remove_targets(workspace, built)
         return PrebuiltUse(launch, OFF, key, reason, compiled)
     _store(prebuilt.store / key, workspace, built, {**record, "usable": True})
-    remove_targets(workspace, built)
     try:
-        seconds = restore_trees(prebuilt.store / key, workspace, built)
+        seconds = restore_production(prebuilt.store / key, workspace, modules)
     except OSError as exc:  # pruned as soon as stored: the launch compiles it
-        remove_targets(workspace, built)
         return PrebuiltUse(launch, OFF, key, went_away(exc), compiled)
     return PrebuiltUse(skipping_main(launch), BUILT, key, compiled=compiled, restore_seconds=seconds)
 
@@ -436,6 +433,23 @@ def store_whole(entry: Path, fill: Callable[[Path], None], manifest: dict[str, A
         os.rename(staging, entry)
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def restore_production(entry: Path, workspace: Path, modules: Iterable[str]) -> float:
+    """Every module's ``target/`` removed, then the stored production build at ``entry`` restored;
+    its seconds. Raises :class:`OSError`, with no ``target/`` left, when the build is gone or goes
+    while copied (``tebench cache prune`` during a run): restoring nothing would leave a launch
+    that skips the main compile without classes, its tests failing to compile."""
+    modules = tuple(modules)
+    remove_targets(workspace, modules)
+    try:
+        manifest = read_versioned_json(entry / MANIFEST)
+        if manifest is None:
+            raise FileNotFoundError(errno.ENOENT, "no stored production build", str(entry / MANIFEST))
+        return restore_trees(entry, workspace, manifest["modules"])
+    except OSError:
+        remove_targets(workspace, modules)
+        raise
 
 
 def restore_trees(entry: Path, workspace: Path, modules: Iterable[str]) -> float:

@@ -23,7 +23,6 @@ outputs that are not a copied resource: a processor's aggregate file) changed or
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import shutil
@@ -54,8 +53,7 @@ from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import PrebuiltUse
 from pytest_tebench.run.maven.prebuilt import compile_launch
 from pytest_tebench.run.maven.prebuilt import compiling_main
-from pytest_tebench.run.maven.prebuilt import remove_targets
-from pytest_tebench.run.maven.prebuilt import restore_trees
+from pytest_tebench.run.maven.prebuilt import restore_production
 from pytest_tebench.run.maven.prebuilt import store_whole
 from pytest_tebench.run.maven.prebuilt import untracked_outside_targets
 from pytest_tebench.run.maven.prebuilt import went_away
@@ -367,7 +365,6 @@ def _build(
     try:
         restore_production(production_entry(entry), workspace, modules)
     except OSError as exc:  # pruned meanwhile: the launch compiles production and tests
-        remove_targets(workspace, modules)
         return CompiledTestsUse(
             compiling_main(launch), OFF, entry.name, note=went_away(exc), compiled=compiled
         )
@@ -380,17 +377,6 @@ def _build(
 def production_entry(tests_entry: Path) -> Path:
     """The stored production build a stored test tree belongs to (``<key>/tests/<digest>``)."""
     return tests_entry.parent.parent
-
-
-def restore_production(entry: Path, workspace: Path, modules: tuple[str, ...]) -> None:
-    """Every module's ``target/`` removed, then the stored production build at ``entry`` restored.
-    Raises :class:`OSError` when it is gone (pruned meanwhile): restoring nothing would leave a
-    launch that skips the main compile without classes, and its tests failing to compile."""
-    remove_targets(workspace, modules)
-    manifest = read_versioned_json(entry / MANIFEST)
-    if manifest is None:
-        raise FileNotFoundError(errno.ENOENT, "no stored production build", str(entry / MANIFEST))
-    restore_trees(entry, workspace, list(manifest["modules"]))
 
 
 def _store(

@@ -55,10 +55,10 @@ from pytest_tebench.run.maven.journal import recorded_surefire
 from pytest_tebench.run.maven.modulepath import opens_for_tests
 from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import prepare as prepare_prebuilt
+from pytest_tebench.run.maven.prebuilt import restore_production
 from pytest_tebench.run.maven.prebuilt import went_away
 from pytest_tebench.run.maven.prebuilt_tests import needs_full_compile
 from pytest_tebench.run.maven.prebuilt_tests import prepare as prepare_test_tree
-from pytest_tebench.run.maven.prebuilt_tests import restore_production
 from pytest_tebench.run.maven.reactor import read_reactor
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
@@ -514,7 +514,6 @@ class _Run:
                 restore_production(prebuilt.store / use.key, self.workspace, self.reactor.modules)
             except OSError as exc:  # pruned meanwhile: production compiled too
                 self.prebuilt += f"; {went_away(exc)}"
-                remove_stale_outputs(self.workspace, whole_target=True)
                 again = replace(step, name="compile+test-tests-again")
             tested = self.step(again)
         if use.used and _fall_back(tested):
