@@ -272,6 +272,15 @@ def report(pytester: pytest.Pytester, name: str = "report.json") -> dict[str, An
     return data
 
 
+def coverage_report_warmth(cache: Path) -> set[str | None]:
+    """How the coverage reports of the gold records under ``cache`` ran: each report step's
+    ``warm_jvm`` ("started"/"reused": in a warm server's JVM; None: in a JVM of its own)."""
+    records = [json.loads(path.read_text(encoding="utf-8")) for path in cache.rglob("gold/*.json")]
+    found = {s["warm_jvm"] for r in records for s in r["run"]["steps"] if s["name"] == "coverage-report"}
+    assert found, f"no gold record with a coverage report under {cache}"
+    return found
+
+
 def comparable_result(record: dict) -> dict:  # type: ignore[type-arg]
     """A result without what differs run to run by design (timings, cache provenance, step logs)."""
     drop = {"timings", "cache", "steps", "gold", "prebuilt", "warm_jvm"}

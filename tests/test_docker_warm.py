@@ -26,6 +26,8 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executors import ExecutorOptions
 from pytest_tebench.run.maven import warm
+from pytest_tebench.run.maven.jacoco import CLI_JAR
+from pytest_tebench.run.maven.jacoco import report_step
 
 MVN = "{tool:maven}/bin/mvn"
 
@@ -129,6 +131,31 @@ def test_each_build_has_a_head_of_its_own_and_sees_its_workspace_in_the_stage(
     assert str(tmp_path) not in text  # no host path reaches the container
 
 
+def test_jacocos_report_is_a_jacoco_request_in_container_paths(
+    executor: WarmDockerExecutor, tmp_path: Path
+) -> None:
+    maven, repo = _maven(tmp_path), tmp_path / "m2"
+    workspace = tmp_path / "workspaces" / "ws-1"
+    workspace.mkdir(parents=True)
+    step = report_step(java_version=11, timeout=60, tools=(("maven", str(maven)),))
+    assert executor.refusal(workspace, step, True) == ""
+    argv, text, _ = executor.request(workspace, step, repo, Stage(workspace.parent), "n1")
+    assert text.splitlines() == [
+        "BEGIN n1",
+        "CWD /workspace/ws",
+        f"JACOCO {CONTAINER_MAVEN_REPO}/{CLI_JAR}",
+        "ARG report",
+        "ARG /workspace/ws/target/tebench-jacoco.exec",
+        "ARG --classfiles",
+        "ARG /workspace/ws/target/classes",
+        "ARG --xml",
+        "ARG /workspace/ws/target/tebench-jacoco.xml",
+        "ARG --quiet",
+        "END",
+    ]
+    assert argv[0] == "java"
+
+
 def test_the_stage_lends_the_workspace_and_always_gives_it_back(tmp_path: Path) -> None:
     workspace = tmp_path / "ws-1"
     (workspace / "src").mkdir(parents=True)
@@ -203,7 +230,7 @@ def test_frames_of_the_attach_stream() -> None:
         ({"warm": False}, "not marked warm"),
         ({"network": True}, "an online step"),
         ({"test_network": True}, "--tebench-network"),
-        ({"argv": ("mvn", "test")}, "not a build of a resolved Maven"),
+        ({"argv": ("mvn", "test")}, "neither a build of a resolved Maven"),
     ],
 )
 def test_steps_that_stay_cold(

@@ -14,6 +14,7 @@ from test_demo_docker import _hostile
 from conftest import PREDICTIONS
 from conftest import DemoRun
 from conftest import comparable_result
+from conftest import coverage_report_warmth
 from conftest import result_differences
 from conftest import write_jsonl
 
@@ -64,6 +65,9 @@ def test_demo_results_are_the_same_in_warm_and_cold_containers(
     warm = [r["update"]["warm_jvm"] for r in reports["on"].values()]
     assert set(warm) <= {"started", "reused"} and "reused" in warm
     assert {r["update"]["warm_jvm"] for r in reports["off"].values()} == {None}
+    # gold's coverage reports were written in the server containers' JVMs
+    assert coverage_report_warmth(tmp_path / "cache-on") <= {"started", "reused"}
+    assert coverage_report_warmth(tmp_path / "cache-off") == {None}
     # both leave things behind and fail on what an earlier build left: whichever ran second (in the
     # container the first left its file, its process in) saw none of it
     for n in (1, 2):

@@ -13,6 +13,7 @@ import subprocess
 import threading
 import time
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,8 @@ from pytest_tebench.run.executors import warm_jvm
 from pytest_tebench.run.local import LocalExecutor
 from pytest_tebench.run.maven import warm
 from pytest_tebench.run.maven.buildplan import surefire_forks
+from pytest_tebench.run.maven.jacoco import CLI_JAR
+from pytest_tebench.run.maven.jacoco import report_step
 from pytest_tebench.run.maven.jdk import discover_jdks
 from pytest_tebench.run.maven.journal import FORKS
 from pytest_tebench.run.maven.journal import append_entry
@@ -34,8 +37,10 @@ from pytest_tebench.run.maven.steps import selection_step
 from conftest import PREDICTIONS
 from conftest import DemoRun
 from conftest import comparable_result
+from conftest import coverage_report_warmth
 
 STUB = Path(__file__).parent / "fixtures" / "warm-maven-stub"
+JACOCO_STUB = Path(__file__).parent / "fixtures" / "jacoco-cli-stub"
 MVN = "{tool:maven}/bin/mvn"
 
 
@@ -79,6 +84,25 @@ def fake_maven(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mvn.write_text('#!/bin/sh\necho "[cold mvn] $*"\n', encoding="utf-8")
     mvn.chmod(0o755)
     return home
+
+
+@pytest.fixture(scope="module")
+def jacoco_stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Maven repository holding the stand-in JaCoCo CLI jar where JaCoCo's own would be."""
+    assert JDK is not None
+    repo = tmp_path_factory.mktemp("jacoco-repo")
+    classes = repo.parent / "jacoco-classes"
+    subprocess.run(
+        [str(JDK / "bin" / "javac"), "-nowarn", "-d", str(classes), str(JACOCO_STUB / "Main.java")],
+        check=True,
+    )
+    (repo / CLI_JAR).parent.mkdir(parents=True)
+    _jar(repo / CLI_JAR, classes, "org/jacoco/")
+    with zipfile.ZipFile(repo / CLI_JAR, "a") as jar:
+        jar.writestr(
+            "META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nMain-Class: org.jacoco.cli.internal.Main\n"
+        )
+    return repo
 
 
 @pytest.fixture
@@ -193,6 +217,100 @@ def test_a_server_that_dies_in_a_build_hands_the_step_to_a_cold_mvn(
 
 
 @needs_jdk
+def _report(fake_maven: Path, *, extra: tuple[str, ...] = ()) -> BuildStep:
+    step = report_step(java_version=17, timeout=60, tools=(("maven", str(fake_maven)),))
+    return replace(step, argv=(*step.argv, *extra))
+
+
+@needs_jdk
+def test_jacocos_report_runs_in_the_server_without_its_exit(
+    executor: LocalExecutor, fake_maven: Path, jacoco_stub: Path, tmp_path: Path
+) -> None:
+    """The report step (jacoco.report_step, as the build layer makes it) runs JaCoCo's CLI in the
+    server, whose class loader it keeps; its exit code and output come back; the server goes on
+    serving builds afterwards (JaCoCo's main, which calls System.exit, is never called)."""
+    workspace = tmp_path / "ws"
+    (workspace / "target").mkdir(parents=True)
+    first = executor.run(workspace, _report(fake_maven), maven_repo=jacoco_stub)
+    assert first.ok and first.extra["warm_jvm"] == "started", first.output
+    assert "maven" not in first.extra
+    assert (workspace / "target" / "tebench-jacoco.xml").read_text(encoding="utf-8") == (
+        f"report of {workspace.resolve()}/target/tebench-jacoco.exec"
+    )
+    assert "[jacoco stub] run 1: report " in first.output
+    failed = executor.run(workspace, _report(fake_maven, extra=("--unknown",)), maven_repo=jacoco_stub)
+    # the classes stayed loaded (its counter went on), the exit code is JaCoCo's
+    assert failed.extra["warm_jvm"] == "reused" and "[jacoco stub] run 2" in failed.output
+    assert failed.exit_code == 0  # --xml comes first in the step: the stub wrote and returned 0
+    thrown = executor.run(
+        workspace,
+        replace(_report(fake_maven), argv=(*_report(fake_maven).argv[:4], "throw")),
+        maven_repo=jacoco_stub,
+    )
+    assert thrown.exit_code == 1 and "IllegalStateException: stub failure" in thrown.output
+    after = executor.run(workspace, _step(fake_maven, "code=0"), maven_repo=jacoco_stub)
+    assert after.ok and after.extra["warm_jvm"] == "reused"
+    # only the Maven build counts towards the server's replacement (warm.MAX_BUILDS)
+    assert executor.warm is not None
+    assert [server.builds for _, server in executor.warm.pool.idle] == [1]
+
+
+@needs_jdk
+def test_jacocos_report_without_a_server_runs_as_a_new_jvm(
+    fake_maven: Path, jacoco_stub: Path, tmp_path: Path
+) -> None:
+    assert JDK is not None
+    cold = LocalExecutor(jdks={17: JDK})
+    workspace = tmp_path / "ws"
+    (workspace / "target").mkdir(parents=True)
+    done = cold.run(workspace, _report(fake_maven), maven_repo=jacoco_stub)
+    assert done.ok and "warm_jvm" not in done.extra, done.output
+    assert (workspace / "target" / "tebench-jacoco.xml").is_file()
+    # its main's System.exit gives the exit code in a JVM of its own
+    thrown = cold.run(
+        workspace,
+        replace(_report(fake_maven), argv=(*_report(fake_maven).argv[:4], "other")),
+        maven_repo=jacoco_stub,
+    )
+    assert thrown.exit_code == 3
+
+
+@pytest.mark.parametrize(
+    ("argv", "found"),
+    [
+        (report_step(java_version=17, timeout=1).argv, True),
+        (
+            ("/usr/lib/jvm/17/bin/java", "-XX:TieredStopAtLevel=1", "-jar", f"/r/{CLI_JAR}", "report", "x"),
+            True,
+        ),
+        (("java", "-jar", f"/r/{CLI_JAR}"), True),
+        (("java", "-javaagent:a.jar", "-jar", f"/r/{CLI_JAR}", "report"), False),
+        (("java", "-jar", "/r/other-cli.jar", "report"), False),
+        (("java", "-jar"), False),
+        ((MVN, "-jar", f"/r/{CLI_JAR}"), False),
+        (("java", "-cp", f"/r/{CLI_JAR}", "org.jacoco.cli.internal.Main"), False),
+    ],
+)
+def test_jacoco_command_is_only_the_reports(argv: tuple[str, ...], found: bool) -> None:
+    assert (warm.jacoco_command(argv) is not None) == found
+
+
+def test_jacoco_request_and_refusal(tmp_path: Path) -> None:
+    step = report_step(java_version=17, timeout=1, tools=(("maven", "/m"),))
+    assert warm.refusal(step, tmp_path) == ""
+    assert "neither a build" in warm.refusal(replace(step, tools=()), tmp_path)
+    jar, args = warm.jacoco_command(step.argv) or ("", ())
+    assert warm.jacoco_request("n", tmp_path, jar, args).splitlines() == [
+        "BEGIN n",
+        f"CWD {tmp_path}",
+        "JACOCO {maven_repo}/" + CLI_JAR,
+        *(f"ARG {arg}" for arg in step.argv[4:]),
+        "END",
+    ]
+    with pytest.raises(HarnessError, match="line break"):
+        warm.jacoco_request("n", tmp_path, jar, ("a\nEND",))
+
+
 def test_unmarked_steps_run_cold(executor: LocalExecutor, fake_maven: Path, tmp_path: Path) -> None:
     result = _run(executor, tmp_path, _step(fake_maven, "code=0", warm_ok=False))
     assert result.output.startswith("[cold mvn] ") and "code=0" in result.output
@@ -249,7 +367,16 @@ def _plain(*args: str, **rest: object) -> BuildStep:
         (_plain("test"), ""),
         (BuildStep(name="t", argv=(MVN, "test"), timeout=60, tools=(("maven", "/m"),)), "not marked warm"),
         (_plain("test", network=True), "an online step"),
-        (BuildStep(name="t", argv=("mvn", "test"), timeout=60, warm=True), "not a build of a resolved Maven"),
+        (
+            BuildStep(name="t", argv=("mvn", "test"), timeout=60, warm=True),
+            "neither a build of a resolved Maven",
+        ),
+        (
+            BuildStep(
+                name="t", argv=("java", "-jar", "x.jar"), timeout=60, warm=True, tools=(("maven", "/m"),)
+            ),
+            "nor JaCoCo's report",
+        ),
         (_plain("-f", "other/pom.xml", "test"), "another POM"),
         (_plain("-DforkCount=0", "test"), "in Maven's JVM"),
         (_plain("-DforkMode=never", "test"), "in Maven's JVM"),
@@ -458,3 +585,6 @@ def test_demo_results_are_the_same_cold_and_warm(pytester: pytest.Pytester, tmp_
     assert {r["update"]["warm_jvm"] for r in reports["on"]} <= {"started", "reused"}
     assert "reused" in {r["update"]["warm_jvm"] for r in reports["on"]}
     assert {r["update"]["warm_jvm"] for r in reports["off"]} == {None}
+    # gold's coverage report was written in the warm server, JaCoCo's classes loaded there
+    assert coverage_report_warmth(tmp_path / "cache-on") <= {"started", "reused"}
+    assert coverage_report_warmth(tmp_path / "cache-off") == {None}

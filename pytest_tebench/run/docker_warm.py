@@ -358,7 +358,9 @@ class WarmDockerExecutor(DockerExecutor):
             restore = self._hand_over(workspace, maven_repo, step, head)
             server.stage.enter(workspace)
             try:
-                code, outcome = server.build(text, nonce, clock, tail.append)
+                code, outcome = server.build(
+                    text, nonce, clock, tail.append, counted=warm.jacoco_command(argv) is None
+                )
                 # a container that cannot be cleaned goes, as a cold step's always does
                 keep = outcome == "" and server.clear_leftovers()
             finally:
@@ -388,7 +390,7 @@ class WarmDockerExecutor(DockerExecutor):
                 "executor": self.name,
                 "user": server.user,
                 "network": "none",
-                "maven": argv[0],
+                **({} if warm.jacoco_command(argv) else {"maven": argv[0]}),
                 "container": str(server.container.name),
                 "warm_jvm": "started" if fresh else "reused",
             },
@@ -408,7 +410,12 @@ class WarmDockerExecutor(DockerExecutor):
         )
         maps = path_maps(workspace, maven_repo, at=at)
         # the request names the workspace (CWD, the project's base directory) as the host has it
-        return argv, translate(warm.request(nonce, workspace, argv[1:], dict(env), top=workspace), maps), head
+        tool = warm.jacoco_command(argv)
+        if tool is not None:
+            text = warm.jacoco_request(nonce, workspace, *tool)
+        else:
+            text = warm.request(nonce, workspace, argv[1:], dict(env), top=workspace)
+        return argv, translate(text, maps), head
 
     def _start(
         self, jdk: int, step: BuildStep, maven_repo: Path, parent: Path, project: tuple[str, ...] = ()

@@ -185,7 +185,7 @@ class LocalExecutor:
             duration=time.monotonic() - started,
             output="".join(tail),
             runtime=str(java_home),
-            extra={"executor": self.name, "maven": step.argv[0], "warm_jvm": how},
+            extra={"executor": self.name, **_program_named(step), "warm_jvm": how},
         ), ""
 
     def _run_cold(
@@ -252,6 +252,11 @@ class LocalExecutor:
         """Stop the warm Maven servers; every step's own processes are gone when :meth:`run` returns."""
         if self.warm is not None:
             self.warm.close()
+
+
+def _program_named(step: BuildStep) -> dict[str, str]:
+    """The ``maven`` field of a warm step's result: the build's ``mvn`` (none for JaCoCo's report)."""
+    return {} if warm.jacoco_command(step.argv) else {"maven": step.argv[0]}
 
 
 def _check_program(program: str, env: Mapping[str, str]) -> None:

@@ -132,10 +132,16 @@ REPORT_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
 
 
 def report_step(
-    *, java_version: int, timeout: float, classes_dirs: Sequence[str] = ("target/classes",)
+    *,
+    java_version: int,
+    timeout: float,
+    classes_dirs: Sequence[str] = ("target/classes",),
+    tools: tuple[tuple[str, str], ...] = (),
 ) -> BuildStep:
     """``java -jar jacococli.jar report`` turning :data:`EXEC_FILE` into :data:`XML_FILE`, over the
-    classes of every module given (a reactor's tests may run production code of other modules)."""
+    classes of every module given (a reactor's tests may run production code of other modules).
+    ``tools``: the run's Maven distribution, whose warm server (if the executor keeps one) writes
+    the report in its own JVM (``warm.jacoco_command``); without one it runs as a new JVM."""
     classfiles: list[str] = []
     for directory in classes_dirs:
         classfiles += ["--classfiles", f"{WORKSPACE_PLACEHOLDER}/{directory}"]
@@ -154,7 +160,9 @@ def report_step(
         f"{WORKSPACE_PLACEHOLDER}/{XML_FILE}",
         "--quiet",
     )
-    return BuildStep(name="coverage-report", argv=argv, timeout=timeout, java_version=java_version)
+    return BuildStep(
+        name="coverage-report", argv=argv, timeout=timeout, java_version=java_version, tools=tools, warm=True
+    )
 
 
 @dataclass(frozen=True)

@@ -609,7 +609,10 @@ class _Run:
             return CoverageReport(files={}, classes={}), ""
         report = self.step(
             report_step(
-                java_version=settings.java_version, timeout=settings.report_timeout, classes_dirs=classes
+                java_version=settings.java_version,
+                timeout=settings.report_timeout,
+                classes_dirs=classes,
+                tools=settings.maven_tools(),
             )
         )
         if report.timed_out:

@@ -54,6 +54,7 @@ import uuid
 from collections.abc import Callable
 from collections.abc import Hashable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Generic
 from typing import TypeVar
@@ -64,6 +65,8 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import LineSplitter
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import tool_placeholder
+from pytest_tebench.run.maven.jacoco import CLI_JAR
+from pytest_tebench.run.maven.jacoco import REPORT_JVM_OPTIONS
 from pytest_tebench.run.reaper import descendants
 
 SOURCE = Path(__file__).with_name("java") / "TebenchWarmMaven.java"
@@ -90,8 +93,9 @@ def refusal(step: BuildStep, workspace: Path) -> str:
     if not step.warm:
         return "not marked warm by the build layer (the tests may run in Maven's JVM)"
     maven = dict(step.tools).get("maven")
-    if not maven or not step.argv or step.argv[0] != f"{tool_placeholder('maven')}/bin/mvn":
-        return "not a build of a resolved Maven distribution"
+    is_build = bool(step.argv) and step.argv[0] == f"{tool_placeholder('maven')}/bin/mvn"
+    if not maven or not (is_build or jacoco_command(step.argv)):
+        return "neither a build of a resolved Maven distribution nor JaCoCo's report"
     if step.network:
         return "an online step"
     if step.image:
@@ -191,6 +195,32 @@ def request(
     text = "\n".join(lines) + "\n"
     if text.count("\n") != len(lines):
         raise HarnessError("a warm Maven request cannot carry a line break")
+    return text
+
+
+def jacoco_command(argv: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+    """JaCoCo's CLI jar and its arguments when ``argv`` is the coverage report's command
+    (:func:`~pytest_tebench.run.maven.jacoco.report_step`: ``java [its JVM options] -jar
+    <JaCoCo's CLI> ARGS``, placeholders expanded or not); None for any other command.
+
+    A server runs it in its own JVM (``TebenchWarmMaven.jacoco``): the report is our tool's, read
+    from files the build left, and the same in any JVM; a warm one writes it in about 70 ms where
+    a new JVM takes 0.3-0.4 s (jsoup). The JVM options only set the new JVM's JIT tier."""
+    if len(argv) < 3 or Path(argv[0]).name != "java" or "-jar" not in argv:
+        return None
+    at = argv.index("-jar")
+    jar = argv[at + 1] if at + 1 < len(argv) else ""
+    if not set(argv[1:at]) <= set(REPORT_JVM_OPTIONS) or not jar.endswith(f"/{CLI_JAR}"):
+        return None
+    return jar, tuple(argv[at + 2 :])
+
+
+def jacoco_request(nonce: str, workspace: Path, jar: str, args: Sequence[str]) -> str:
+    """The server's request to run JaCoCo's CLI ``jar`` on ``args`` (see :func:`jacoco_command`)."""
+    lines = [f"BEGIN {nonce}", f"CWD {workspace}", f"JACOCO {jar}", *(f"ARG {arg}" for arg in args), "END"]
+    text = "\n".join(lines) + "\n"
+    if text.count("\n") != len(lines):
+        raise HarnessError("a warm JaCoCo request cannot carry a line break")
     return text
 
 
@@ -340,12 +370,14 @@ class WarmServer:
         raise NotImplementedError
 
     def build(
-        self, text: str, nonce: str, clock: PhaseClock, emit: Callable[[str], None]
+        self, text: str, nonce: str, clock: PhaseClock, emit: Callable[[str], None], *, counted: bool = True
     ) -> tuple[int | None, str]:
         """Send one request; pass each output line to ``emit``. Returns the exit code and what
         happened: ``""`` (a clean build), ``"timeout"``, ``"died"`` (the server ended first) or
-        ``"dirty"`` (the build left a thread; the server exits after answering)."""
-        self.builds += 1
+        ``"dirty"`` (the build left a thread; the server exits after answering). ``counted``:
+        the request counts towards :data:`MAX_BUILDS` (a Maven build; JaCoCo's report does not
+        add to Maven core's caches)."""
+        self.builds += counted
         try:
             self.send(text.encode("utf-8"))
         except OSError:
@@ -551,8 +583,12 @@ class WarmMaven:
         keep = False
         try:
             nonce = uuid.uuid4().hex
-            text = request(nonce, workspace, step.argv[1:], dict(step.env))
-            code, outcome = server.build(text, nonce, clock, emit)
+            tool = jacoco_command(step.argv)
+            if tool is not None:
+                text = jacoco_request(nonce, workspace, *tool)
+            else:
+                text = request(nonce, workspace, step.argv[1:], dict(step.env))
+            code, outcome = server.build(text, nonce, clock, emit, counted=tool is None)
             keep = outcome not in ("timeout", "died", "dirty") and server.clear_leftovers()
         finally:
             self.pool.release(key, server, keep=keep)

@@ -9,17 +9,27 @@
 //   UNSET <NAME>              (zero or more)
 //   PROP <name>=<value>       (zero or more: system properties the mvn script would pass)
 //   ARG <argument>            (zero or more)
+//   JACOCO <cli jar>          (optional: the ARGs are a JaCoCo command line, run in this JVM
+//                              instead of a build: the coverage report, our tool, never the project's)
 //   END
 // Answer on stdout: the build's stdout and stderr, then the line "<nonce> EXIT <code>". After each
 // build the system properties and environment are put back as they were, and a thread the build
 // left running makes the server say "<nonce> DIRTY <names>" before EXIT and then exit: the caller
 // starts a fresh one, so nothing of one build reaches the next.
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.FileOutputStream;
 import java.io.FileDescriptor;
 import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,6 +43,9 @@ import org.codehaus.plexus.classworlds.ClassWorld;
 
 public final class TebenchWarmMaven {
     private TebenchWarmMaven() {}
+
+    /** JaCoCo's CLI by jar: its classes load once, so its code stays JIT-compiled between reports. */
+    private static final Map<String, ClassLoader> JACOCO = new HashMap<>();
 
     /** Called by the plexus-classworlds launcher (our m2.conf names this class as main). */
     public static void main(String[] args, ClassWorld world) throws Exception {
@@ -50,6 +63,7 @@ public final class TebenchWarmMaven {
             List<String> unset = new ArrayList<>();
             Map<String, String> props = new HashMap<>();
             List<String> argv = new ArrayList<>();
+            String jacoco = null;
             while ((line = in.readLine()) != null && !line.equals("END")) {
                 int space = line.indexOf(' ');
                 String key = space < 0 ? line : line.substring(0, space);
@@ -58,6 +72,8 @@ public final class TebenchWarmMaven {
                     cwd = value;
                 } else if (key.equals("ARG")) {
                     argv.add(value);
+                } else if (key.equals("JACOCO")) {
+                    jacoco = value;
                 } else if (key.equals("UNSET")) {
                     unset.add(value);
                 } else if (key.equals("ENV") || key.equals("PROP")) {
@@ -71,7 +87,10 @@ public final class TebenchWarmMaven {
             if (baseline == null) {
                 baseline = liveThreads();
             }
-            int code = build(world, cwd, env, unset, props, argv.toArray(new String[0]), out);
+            int code =
+                    jacoco != null
+                            ? jacoco(jacoco, argv.toArray(new String[0]), out)
+                            : build(world, cwd, env, unset, props, argv.toArray(new String[0]), out);
             out.flush();
             List<String> left = leftovers(baseline);
             if (!left.isEmpty()) {
@@ -120,6 +139,44 @@ public final class TebenchWarmMaven {
             } catch (ReflectiveOperationException error) {
                 error.printStackTrace(out);
             }
+        }
+    }
+
+    /**
+     * JaCoCo's command line (org.jacoco.cli.internal.Main) on {@code argv}, as {@code java -jar}
+     * runs it but without its System.exit: the same classes, the same arguments, the same files
+     * written. Its class loader's parent is the platform's, so nothing of Maven is visible to it.
+     */
+    private static int jacoco(String jar, String[] argv, PrintStream out) {
+        PrintWriter writer = new PrintWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8), true);
+        try {
+            ClassLoader loader = JACOCO.get(jar);
+            if (loader == null) {
+                loader = new URLClassLoader(new URL[] {new File(jar).toURI().toURL()}, platformLoader());
+                JACOCO.put(jar, loader);
+            }
+            Class<?> main = Class.forName("org.jacoco.cli.internal.Main", true, loader);
+            Constructor<?> command = main.getDeclaredConstructor(String[].class);
+            command.setAccessible(true);
+            Method execute = main.getMethod("execute", PrintWriter.class, PrintWriter.class);
+            return (Integer) execute.invoke(command.newInstance((Object) argv), writer, writer);
+        } catch (InvocationTargetException error) {
+            error.getCause().printStackTrace(writer);
+            return 1;
+        } catch (Throwable error) {
+            error.printStackTrace(writer);
+            return 1;
+        } finally {
+            writer.flush();
+        }
+    }
+
+    /** The platform class loader (Java 9+), else the bootstrap one (null). */
+    private static ClassLoader platformLoader() {
+        try {
+            return (ClassLoader) ClassLoader.class.getMethod("getPlatformClassLoader").invoke(null);
+        } catch (ReflectiveOperationException error) {
+            return null;
         }
     }
 
