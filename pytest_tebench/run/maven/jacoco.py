@@ -7,7 +7,8 @@ picks it up whatever the POM says: forked Surefire JVMs, ``forkCount=0`` runs in
 own JVM, and JVMs the tests start themselves. Maven's own JVM records an empty session
 (nothing it loads matches ``includes``), which is harmless in the merged file.
 ``includes`` is limited to the project's packages so JDK, Maven and library classes are never
-instrumented. The report comes from the JaCoCo CLI jar (``java -jar``), not from
+instrumented. The report comes from the JaCoCo CLI jar (``java -jar``, or the worker's warm
+Maven JVM running the same command: ``warm.jacoco_command``), not from
 ``jacoco-maven-plugin:report``, because that goal honours the project's ``jacoco.skip``, which
 the test step must set to keep the project's own (often older) JaCoCo out of the way.
 """

@@ -6,7 +6,8 @@ A cold ``mvn`` pays, every launch, for a JVM start, loading and JIT-compiling Ma
 with Maven's ``lib/`` on its class path, started through Maven's own plexus-classworlds launcher
 with an ``m2.conf`` that names our small server (``java/TebenchWarmMaven.java``, shipped as
 source, compiled with the step's JDK on first use and cached by content). The server runs each
-build through ``MavenCli.doMain``, exactly as ``mvn`` would with the same arguments.
+build through ``MavenCli.doMain``, exactly as ``mvn`` would with the same arguments, and writes
+the launches' JaCoCo reports (:func:`jacoco_command`: our tool, from a class loader it keeps).
 
 Isolation, build to build (what a cold launch gives for free, kept here on purpose):
 
