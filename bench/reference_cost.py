@@ -25,6 +25,8 @@ Then (``--worker-pass on``, the default) ours alone once more, every instance in
 worker of a long run meets them (:func:`worker_pass`: its warm Maven JVM has built another instance
 before, each instance still gets a fresh cache), printed as ``first system, worker warm`` and
 ``second system, worker warm`` against the same reference seconds, and instances per hour from them.
+``--gold-runs 1`` makes ours run gold once, as the reference does (no flakiness check): the
+figures then show what that check costs; the default is the plugin's.
 
 What is given to the reference beyond its published code, and why:
 
@@ -78,6 +80,8 @@ from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.benchmarks.tebench.adapter import TebenchPrepared
 from pytest_tebench.benchmarks.tebench.adapter import create_adapter
+from pytest_tebench.benchmarks.tebench.settings import DEFAULT_GOLD_RUNS
+from pytest_tebench.benchmarks.tebench.settings import gold_runs
 from pytest_tebench.context import TebenchOptions
 from pytest_tebench.context import build_context
 from pytest_tebench.instance.datasets import load_records
@@ -590,6 +594,13 @@ def main() -> None:
         "(its warm JVM already used by an earlier instance: a long run's steady state). "
         "Default: %(default)s.",
     )
+    parser.add_argument(
+        "--gold-runs",
+        type=gold_runs,
+        default=DEFAULT_GOLD_RUNS,
+        help="ours' runs of gold on V0 (--tebench-gold-runs): 1 does the reference's work, no "
+        "flakiness check. Default: %(default)s, the plugin's.",
+    )
     args = parser.parse_args()
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="tebench-refcost-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -601,7 +612,7 @@ def main() -> None:
     # limits far above any build here: this measures cost, and a machine shared by several
     # builds must not turn a slow build into a harness error
     limits = {"timeout_compile": 3600, "timeout_test": 3600, "timeout_warmup": 3600}
-    adapter = create_adapter({"maven_repo": maven_repo, **limits}, work)
+    adapter = create_adapter({"maven_repo": maven_repo, "gold_runs": args.gold_runs, **limits}, work)
     setup = Setup(
         work,
         maven_repo,
@@ -611,6 +622,7 @@ def main() -> None:
     )
     show("work directory", work)
     show("ours: warm Maven JVM (--warm-jvm)", args.warm_jvm)
+    show("ours: gold's runs on V0 (--gold-runs)", args.gold_runs)
     show("load average at start (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg()))
     totals = {"reference": 0.0, "ours": 0.0}
     done: list[tuple[BenchmarkInstance, str]] = []
