@@ -94,9 +94,9 @@ from pytest_tebench.run.maven.dist import default_dist_cache
 from pytest_tebench.run.maven.dist import maven_home
 from pytest_tebench.run.maven.jacoco import AGENT_JAR
 from pytest_tebench.run.maven.jacoco import project_includes
+from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.steps import SKIP_FLAGS
 from pytest_tebench.run.maven.surefire import TestId
-from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.settings import default_cache_dir
 
 from common import show

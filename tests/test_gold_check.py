@@ -270,7 +270,7 @@ def test_gold_s_repeated_runs_keep_the_agent_and_skip_the_report(
     from pytest_tebench.benchmarks.base import EvalContext
     from pytest_tebench.benchmarks.tebench import update
     from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
-    from pytest_tebench.run.maven.testrun import RunSettings
+    from pytest_tebench.run.maven.run_settings import RunSettings
     from pytest_tebench.run.maven.warmup import WarmedRun
     from pytest_tebench.workspace.checkout import Workspace
     from pytest_tebench.workspace.repos import RepositoryStore

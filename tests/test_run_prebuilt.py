@@ -29,9 +29,9 @@ from pytest_tebench.run.maven.prebuilt import compile_launch
 from pytest_tebench.run.maven.prebuilt import prebuilt_key
 from pytest_tebench.run.maven.prebuilt import prepare
 from pytest_tebench.run.maven.prebuilt_tests import STALE_ONLY
+from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.steps import selection_step
 from pytest_tebench.run.maven.surefire import TestId
-from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import run_selection
 
 from conftest import committed_checkout

@@ -31,9 +31,9 @@ from pytest_tebench.run.maven.prebuilt_tests import STALE_ONLY
 from pytest_tebench.run.maven.prebuilt_tests import CompiledTestsUse
 from pytest_tebench.run.maven.prebuilt_tests import needs_full_compile
 from pytest_tebench.run.maven.prebuilt_tests import prepare
+from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.steps import selection_step
 from pytest_tebench.run.maven.surefire import TestId
-from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import run_selection
 
 from conftest import committed_checkout

@@ -33,8 +33,8 @@ from pytest_tebench.run.maven.profiles import profile_jdks
 from pytest_tebench.run.maven.profiles import ranges_of
 from pytest_tebench.run.maven.profiles import walk_modules
 from pytest_tebench.run.maven.reactor import read_reactor
+from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.surefire import TestId
-from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.repos import RepositoryStore
 

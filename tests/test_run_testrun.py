@@ -16,13 +16,13 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven.jacoco import EXEC_FILE
 from pytest_tebench.run.maven.jacoco import XML_FILE
+from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.selection import concrete_classes
 from pytest_tebench.run.maven.selection import index_test_classes
 from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
-from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import run_selection
 
 Handler = Callable[[Path, BuildStep], StepResult]

@@ -25,10 +25,10 @@ from pytest_tebench.run.maven.jdk import JdkChoice
 from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import java_version_after
 from pytest_tebench.run.maven.jdk import read_requirement
+from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_TEST
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_WARMUP
-from pytest_tebench.run.maven.testrun import RunSettings
 
 
 @dataclass(frozen=True)

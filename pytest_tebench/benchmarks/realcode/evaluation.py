@@ -44,12 +44,12 @@ from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import read_requirement
+from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.settings import MavenSettings
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.testrun import BUILD_ERROR
 from pytest_tebench.run.maven.testrun import OK
-from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.unpublished import unbuildable_message
 from pytest_tebench.run.maven.warmup import WarmedRun

@@ -234,7 +234,7 @@ SUREFIRE_PLUGIN = ("org.apache.maven.plugins", "maven-surefire-plugin")
 def surefire_version(planned: Iterable[Artifact]) -> str:
     """The oldest ``maven-surefire-plugin`` version a plan's ``mvn test`` runs ("" for none): a
     reactor's modules may pin different ones, and the oldest decides how tests can be selected
-    (:meth:`~pytest_tebench.run.maven.testrun.RunSettings.for_surefire`)."""
+    (:meth:`~pytest_tebench.run.maven.run_settings.RunSettings.for_surefire`)."""
     versions = [a.version for a in planned if a.kind == "plugin" and (a.group, a.artifact) == SUREFIRE_PLUGIN]
     return min(versions, key=version_key, default="")
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.run.executor import Executor
+from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import FAILED
 from pytest_tebench.run.maven.surefire import NOT_RUN
@@ -28,7 +29,6 @@ from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.surefire import TestOutcome
-from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.testrun import run_selection
 from pytest_tebench.workspace.layout import MAVEN

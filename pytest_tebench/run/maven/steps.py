@@ -16,7 +16,7 @@ sequence                                               commons-csv      mini-mav
 ``mvn test-compile`` then ``mvn test``                 11.7 + 8.3 s     3.2 + 3.6 s
 =====================================================  ===============  ============
 
-The default (see :class:`~pytest_tebench.run.maven.testrun.RunSettings`) is the single ``mvn test``:
+The default (see :class:`~pytest_tebench.run.maven.run_settings.RunSettings`) is the single ``mvn test``:
 cheapest, and exactly the lifecycle a developer runs. Main and test compilation failures are
 still told apart, by the failing goal in the log (:mod:`~pytest_tebench.run.maven.log`). The
 split sequence re-runs the lifecycle in its second launch instead of calling ``surefire:test``

@@ -60,6 +60,7 @@ from pytest_tebench.run.maven.journal import STATE_DIR
 from pytest_tebench.run.maven.journal import SUREFIRE
 from pytest_tebench.run.maven.journal import append_entry
 from pytest_tebench.run.maven.journal import read_journal
+from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.steps import compile_step
 from pytest_tebench.run.maven.steps import effective_pom_step
@@ -68,7 +69,6 @@ from pytest_tebench.run.maven.steps import resolve_plan_step
 from pytest_tebench.run.maven.steps import selection_step
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import BUILD_ERROR
-from pytest_tebench.run.maven.testrun import RunSettings
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.testrun import remove_stale_outputs
 from pytest_tebench.run.maven.unpublished import foreign_snapshots
