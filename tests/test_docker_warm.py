@@ -44,6 +44,13 @@ def _maven(tmp_path: Path) -> Path:
     return home
 
 
+def _places(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A stand-in Maven home, a repository path and a workspace made among its siblings."""
+    workspace = tmp_path / "workspaces" / "ws-1"
+    workspace.mkdir(parents=True)
+    return _maven(tmp_path), tmp_path / "m2", workspace
+
+
 def _step(maven: Path, *args: str, **rest: Any) -> BuildStep:
     fields: dict[str, Any] = {
         "timeout": 60,
@@ -69,9 +76,7 @@ SANDBOX = (
 
 
 def test_the_server_container_is_a_cold_steps_sandbox(executor: WarmDockerExecutor, tmp_path: Path) -> None:
-    maven, repo = _maven(tmp_path), tmp_path / "m2"
-    workspace = tmp_path / "workspaces" / "ws-1"
-    workspace.mkdir(parents=True)
+    maven, repo, workspace = _places(tmp_path)
     stage = Stage(workspace.parent)
     step = _step(maven, "test")
     server = executor.server_spec(11, step, repo, stage, tmp_path / "home")
@@ -107,9 +112,7 @@ def test_the_server_container_is_a_cold_steps_sandbox(executor: WarmDockerExecut
 def test_each_build_has_a_head_of_its_own_and_sees_its_workspace_in_the_stage(
     executor: WarmDockerExecutor, tmp_path: Path
 ) -> None:
-    maven, repo = _maven(tmp_path), tmp_path / "m2"
-    workspace = tmp_path / "workspaces" / "ws-1"
-    workspace.mkdir(parents=True)
+    maven, repo, workspace = _places(tmp_path)
     stage = Stage(workspace.parent)
     agent = f"-javaagent:{repo}/org/jacoco/agent.jar=destfile={workspace}/target/jacoco.exec"
     step = _step(maven, "test", f"-Dx={workspace}/a", env=(("JAVA_TOOL_OPTIONS", agent),))
@@ -134,9 +137,7 @@ def test_each_build_has_a_head_of_its_own_and_sees_its_workspace_in_the_stage(
 def test_jacocos_report_is_a_jacoco_request_in_container_paths(
     executor: WarmDockerExecutor, tmp_path: Path
 ) -> None:
-    maven, repo = _maven(tmp_path), tmp_path / "m2"
-    workspace = tmp_path / "workspaces" / "ws-1"
-    workspace.mkdir(parents=True)
+    maven, repo, workspace = _places(tmp_path)
     step = report_step(java_version=11, timeout=60, tools=(("maven", str(maven)),))
     assert executor.refusal(workspace, step, True) == ""
     argv, text, _ = executor.request(workspace, step, repo, Stage(workspace.parent), "n1")
@@ -305,9 +306,7 @@ class _Server(warm.WarmServer):
 def test_a_builds_course(
     executor: WarmDockerExecutor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str
 ) -> None:
-    maven, repo = _maven(tmp_path), tmp_path / "m2"
-    workspace = tmp_path / "workspaces" / "ws-1"
-    workspace.mkdir(parents=True)
+    maven, repo, workspace = _places(tmp_path)
     servers: list[_Server] = []
 
     def start(*_: object) -> _Server:

@@ -32,6 +32,8 @@ from pytest_tebench.run.maven.jdk import discover_jdks
 from pytest_tebench.run.maven.journal import FORKS
 from pytest_tebench.run.maven.journal import append_entry
 from pytest_tebench.run.maven.journal import recorded_forks
+from pytest_tebench.run.maven.jvm_config import jvm_config
+from pytest_tebench.run.maven.jvm_config import project_basedir
 from pytest_tebench.run.maven.steps import selection_step
 
 from conftest import PREDICTIONS
@@ -393,8 +395,8 @@ def test_jvm_config_is_read_from_the_base_directory(tmp_path: Path) -> None:
     module = tmp_path / "module"
     module.mkdir()
     assert warm.refusal(_plain("test"), module) == ""
-    assert warm.project_basedir(module) == tmp_path.resolve()
-    assert warm.jvm_config(module) == ((), "")
+    assert project_basedir(module) == tmp_path.resolve()
+    assert jvm_config(module) == ((), "")
     (tmp_path / ".mvn" / "jvm.config").write_text("-Xmx2g\n-javaagent:lib/a.jar\n", encoding="utf-8")
     assert "-javaagent:lib/a.jar" in warm.refusal(_plain("test"), module)
 
@@ -430,7 +432,7 @@ def test_jvm_config_options_a_server_starts_with(
 ) -> None:
     (tmp_path / ".mvn").mkdir()
     (tmp_path / ".mvn" / "jvm.config").write_text(text, encoding="utf-8")
-    found, reason = warm.jvm_config(tmp_path)
+    found, reason = jvm_config(tmp_path)
     assert found == (tuple(text.split()) if options is None else options)
     assert (reason == "") if not why else (why in reason and found == ())
 

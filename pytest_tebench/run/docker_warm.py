@@ -59,6 +59,7 @@ from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.leftovers import owner_tag
 from pytest_tebench.run.leftovers import tag_owner_gone
 from pytest_tebench.run.maven import warm
+from pytest_tebench.run.maven.jvm_config import jvm_config
 
 #: A stage's name: this prefix, :func:`~pytest_tebench.run.leftovers.owner_tag`, a random part.
 STAGE_PREFIX = ".tebench-stage-"
@@ -343,7 +344,7 @@ class WarmDockerExecutor(DockerExecutor):
         started = time.monotonic()
         clock = PhaseClock(step, started)
         # a server per project JVM options (.mvn/jvm.config): it serves only their builds
-        project, _ = warm.jvm_config(workspace)
+        project, _ = jvm_config(workspace)
         key = (jdk, str(maven_home), str(maven_repo), str(workspace.parent), project)
         if key in self.broken:
             return None, "a warm server for this JDK and Maven ended before it ran a build"
@@ -421,7 +422,7 @@ class WarmDockerExecutor(DockerExecutor):
         self, jdk: int, step: BuildStep, maven_repo: Path, parent: Path, project: tuple[str, ...] = ()
     ) -> ContainerServer:
         """A server container for ``step``'s JDK and Maven, its stage in ``parent``; ``project``:
-        the JVM options of the project's ``.mvn/jvm.config`` (``warm.jvm_config``)."""
+        the JVM options of the project's ``.mvn/jvm.config`` (``jvm_config.jvm_config``)."""
         maven_home = Path(dict(step.tools)["maven"])
         compile_server = self._compile(maven_repo)
         home = warm.server_home(maven_home, maven_home.parent, f"docker-{self.image}", compile_server)

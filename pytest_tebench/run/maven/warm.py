@@ -30,10 +30,10 @@ Isolation, build to build (what a cold launch gives for free, kept here on purpo
 
 A step runs cold (with the reason in its ``extra``) when it is not marked, goes online, uses
 Maven's ``-f``, has a ``.mvn/jvm.config`` with an option a server does not start with
-(:func:`jvm_config`: the others start a server of their own, as ``mvn`` would start its JVM), or
-carries a line break in an argument. The local executor runs the server as a host process
-(:class:`LocalServer`); the Docker executor runs it as a sandbox container's command and talks to
-it over the container's attached input and output (``run/docker_warm.py``): one protocol
+(:mod:`~pytest_tebench.run.maven.jvm_config`: the others start a server of their own, as ``mvn``
+would start its JVM), or carries a line break in an argument. The local executor runs the server
+as a host process (:class:`LocalServer`); the Docker executor runs it as a sandbox container's
+command and talks to it over the container's attached input and output (``run/docker_warm.py``): one protocol
 (:class:`WarmServer`), two transports, one pool (:class:`WarmPool`).
 """
 
@@ -44,7 +44,6 @@ import contextlib
 import hashlib
 import os
 import queue
-import re
 import shutil
 import signal
 import subprocess
@@ -68,6 +67,8 @@ from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import tool_placeholder
 from pytest_tebench.run.maven.jacoco import CLI_JAR
 from pytest_tebench.run.maven.jacoco import REPORT_JVM_OPTIONS
+from pytest_tebench.run.maven.jvm_config import jvm_config
+from pytest_tebench.run.maven.jvm_config import project_basedir
 from pytest_tebench.run.reaper import descendants
 
 SOURCE = Path(__file__).with_name("java") / "TebenchWarmMaven.java"
@@ -111,76 +112,11 @@ def refusal(step: BuildStep, workspace: Path) -> str:
     return jvm_config(workspace)[1]
 
 
-#: ``.mvn/jvm.config`` options a server may start with, as the ``mvn`` script would start Maven:
-#: module access, memory sizes, boolean and numeric VM flags, system properties, assertions.
-#: Anything else (an agent, a log or dump file, an argument file: paths the script's JVM
-#: resolves against the project's directory) keeps the build cold.
-_JVM_CONFIG_OPTION = re.compile(
-    r"--add-(?:exports|opens|modules|reads)=[\w.$/=,-]+|-Xm[sx]\d+[kKmMgG]?|-Xss\d+[kKmMgG]?"
-    r"|-XX:[+-]\w+|-XX:\w+=[\d.]+[kKmMgG%]?|-e?s?[ad]|--enable-preview|--illegal-access=\w+"
-)
-#: A ``-D`` property; its value may not be a pattern, nor a relative path (``mvn``'s JVM would
-#: read it against the project's directory, a server against its own), nor name a place.
-_JVM_CONFIG_PROPERTY = re.compile(r"-D(?P<key>[\w.-]+)(?:=(?P<value>[^*?\[\]]*))?")
-_PLACE_KEY = re.compile(r"(?:dir|path|file|home|tmpdir|local|root)$", re.IGNORECASE)
-#: Options whose value is the next word (``--add-exports jdk.compiler/...=ALL-UNNAMED``).
-_JVM_CONFIG_PAIRED = ("--add-exports", "--add-opens", "--add-modules", "--add-reads")
-_JVM_CONFIG_VALUE = re.compile(r"[\w.$/=,-]+")
-
-
-def jvm_config(workspace: Path) -> tuple[tuple[str, ...], str]:
-    """The options of the project's ``.mvn/jvm.config`` as ``mvn`` passes them to its JVM (the
-    file's lines joined and split at white space: the script expands them unquoted), and why a
-    server cannot start with them ("" when it can; no file: no options)."""
-    config = project_basedir(workspace) / ".mvn" / "jvm.config"
-    if not config.is_file():
-        return (), ""
-    try:
-        words = config.read_text(encoding="utf-8").split()
-    except (OSError, UnicodeDecodeError):
-        return (), ".mvn/jvm.config cannot be read as UTF-8"
-    index = 0
-    while index < len(words):
-        word = words[index]
-        paired = index + 1 < len(words) and _JVM_CONFIG_VALUE.fullmatch(words[index + 1])
-        if word in _JVM_CONFIG_PAIRED and paired:
-            index += 2
-            continue
-        if not (_JVM_CONFIG_OPTION.fullmatch(word) or _plain_property(word)):
-            return (), f".mvn/jvm.config sets a JVM option a warm server does not take: {word[:80]}"
-        index += 1
-    return tuple(words), ""
-
-
-def _plain_property(word: str) -> bool:
-    """A ``-D`` of a ``.mvn/jvm.config`` that means the same to any JVM: no pattern, no place."""
-    found = _JVM_CONFIG_PROPERTY.fullmatch(word)
-    if found is None or _PLACE_KEY.search(found["key"]):
-        return False
-    value = found["value"] or ""
-    return not value.startswith(".") and ("/" not in value or value.startswith("/"))
-
-
-def project_basedir(workspace: Path, *, top: Path | None = None) -> Path:
-    """What ``mvn`` exports as ``MAVEN_PROJECTBASEDIR`` (and passes as
-    ``maven.multiModuleProjectDirectory``): the nearest directory upwards with a ``.mvn``
-    directory, else the working directory. ``top``: the highest directory the build can see
-    (a container sees nothing above its workspace)."""
-    start = workspace.resolve()
-    ceiling = top.resolve() if top is not None else None
-    for directory in (start, *start.parents):
-        if ceiling is not None and not directory.is_relative_to(ceiling):
-            break
-        if (directory / ".mvn").is_dir():
-            return directory
-    return start
-
-
 def request(
     nonce: str, workspace: Path, argv: tuple[str, ...], env: Mapping[str, str], *, top: Path | None = None
 ) -> str:
     """The server's request for one build: ``argv`` without the program, the build's variables
-    (``top``: see :func:`project_basedir`)."""
+    (``top``: see :func:`~pytest_tebench.run.maven.jvm_config.project_basedir`)."""
     basedir = str(project_basedir(workspace, top=top))
     variables = {
         **env,
@@ -321,7 +257,8 @@ def server_command(
     """The server's JVM command line (the same for a host process and a container): Maven's
     classworlds launcher (``boot``: :func:`boot_jar`) with our ``m2.conf``; ``maven_home`` and the
     server's ``home`` as that JVM sees them; ``project``: the options of the project's
-    ``.mvn/jvm.config`` (:func:`jvm_config`), first, as ``mvn`` puts them, so ours win a clash."""
+    ``.mvn/jvm.config`` (:mod:`~pytest_tebench.run.maven.jvm_config`), first, as ``mvn`` puts them,
+    so ours win a clash."""
     return [
         java, *project, *server_jvm_options(feature),
         "-classpath", f"{maven_home}/boot/{boot}",
