@@ -356,12 +356,12 @@ class WarmDockerExecutor(DockerExecutor):
         restore: Callable[[], None] = lambda: None  # noqa: E731
         try:
             argv, text, head = self.request(workspace, step, maven_repo, server.stage, nonce)
+            # JaCoCo's report, not a Maven build: no mvn to name, nothing Maven's core keeps
+            is_build = warm.jacoco_command(argv) is None
             restore = self._hand_over(workspace, maven_repo, step, head)
             server.stage.enter(workspace)
             try:
-                code, outcome = server.build(
-                    text, nonce, clock, tail.append, counted=warm.jacoco_command(argv) is None
-                )
+                code, outcome = server.build(text, nonce, clock, tail.append, counted=is_build)
                 # a container that cannot be cleaned goes, as a cold step's always does
                 keep = outcome == "" and server.clear_leftovers()
             finally:
@@ -391,7 +391,7 @@ class WarmDockerExecutor(DockerExecutor):
                 "executor": self.name,
                 "user": server.user,
                 "network": "none",
-                **({} if warm.jacoco_command(argv) else {"maven": argv[0]}),
+                **({"maven": argv[0]} if is_build else {}),
                 "container": str(server.container.name),
                 "warm_jvm": "started" if fresh else "reused",
             },
