@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -159,18 +160,25 @@ def test_a_test_tree_removed_while_restored_is_compiled_whole(
     assert (workspace / "target/classes/p/A.class").is_file()  # production restored whole
 
 
+def _pruned_once_stored(
+    store: Callable[..., None], *, pruned: Callable[[Path], Path] = lambda entry: entry
+) -> Callable[..., None]:
+    """``store`` (a module's ``_store``), then the build at ``pruned(entry)`` removed at once,
+    as ``tebench cache prune`` running beside the launch would."""
+
+    def store_then_pruned(entry: Path, *args: Any) -> None:
+        store(entry, *args)
+        assert build_store.remove_build(pruned(entry))
+
+    return store_then_pruned
+
+
 def test_a_production_build_pruned_as_soon_as_stored_is_compiled_by_the_launch(
     workspace: Path,  # noqa: F811
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    store = prebuilt._store
-
-    def store_then_pruned(entry: Path, *args: Any) -> None:
-        store(entry, *args)
-        assert build_store.remove_build(entry)
-
-    monkeypatch.setattr(prebuilt, "_store", store_then_pruned)
+    monkeypatch.setattr(prebuilt, "_store", _pruned_once_stored(prebuilt._store))
     maven = JavacMaven()
     shutil.rmtree(workspace / "target", ignore_errors=True)
     production = production_only(maven, workspace, tmp_path / "store", create=True)
@@ -184,13 +192,8 @@ def test_a_production_build_pruned_while_gold_s_tests_compile_is_compiled_by_the
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    store = prebuilt_tests._store
-
-    def store_then_production_pruned(entry: Path, *args: Any) -> None:
-        store(entry, *args)
-        assert build_store.remove_build(prebuilt_tests.production_entry(entry))
-
-    monkeypatch.setattr(prebuilt_tests, "_store", store_then_production_pruned)
+    store = _pruned_once_stored(prebuilt_tests._store, pruned=prebuilt_tests.production_entry)
+    monkeypatch.setattr(prebuilt_tests, "_store", store)
     use = prepared(JavacMaven(), workspace, tmp_path / "store", create=True)
     assert use.state == "off" and use.note.startswith("the stored build went away")
     assert use.compiled is not None

@@ -465,8 +465,12 @@ def restore_trees(entry: Path, workspace: Path, modules: Iterable[str]) -> float
 
 def remove_targets(workspace: Path, modules: Iterable[str]) -> None:
     for module in modules:
-        target = workspace / module / "target"
-        if target.is_symlink():
-            target.unlink()
-        else:
-            shutil.rmtree(target, ignore_errors=True)
+        remove_tree(workspace / module / "target")
+
+
+def remove_tree(path: Path) -> None:
+    """``path`` gone: a link (a test may plant one) removed itself, never followed; a directory whole."""
+    if path.is_symlink():
+        path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)

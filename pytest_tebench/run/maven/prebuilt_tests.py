@@ -53,6 +53,7 @@ from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import PrebuiltUse
 from pytest_tebench.run.maven.prebuilt import compile_launch
 from pytest_tebench.run.maven.prebuilt import compiling_main
+from pytest_tebench.run.maven.prebuilt import remove_tree
 from pytest_tebench.run.maven.prebuilt import restore_production
 from pytest_tebench.run.maven.prebuilt import store_whole
 from pytest_tebench.run.maven.prebuilt import untracked_outside_targets
@@ -239,11 +240,7 @@ def _overlay(entry: Path, workspace: Path, modules: list[str]) -> None:
 def _remove_test_side(workspace: Path, modules: list[str]) -> None:
     for module in modules:
         for relative in TEST_SIDE:
-            side = workspace / _side(module, relative)
-            if side.is_symlink():
-                side.unlink()
-            else:
-                shutil.rmtree(side, ignore_errors=True)
+            remove_tree(workspace / _side(module, relative))
 
 
 def _resource_copies(module: str, current: dict[str, str]) -> set[str]:
