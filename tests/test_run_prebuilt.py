@@ -22,12 +22,17 @@ from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven.prebuilt import BUILT
 from pytest_tebench.run.maven.prebuilt import MANIFEST
 from pytest_tebench.run.maven.prebuilt import OFF
+from pytest_tebench.run.maven.prebuilt import REPLAY_OUTPUTS
 from pytest_tebench.run.maven.prebuilt import REUSED
 from pytest_tebench.run.maven.prebuilt import SKIP_MAIN
+from pytest_tebench.run.maven.prebuilt import STORE_OUTPUTS
 from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import compile_launch
+from pytest_tebench.run.maven.prebuilt import compiling_main
 from pytest_tebench.run.maven.prebuilt import prebuilt_key
 from pytest_tebench.run.maven.prebuilt import prepare
+from pytest_tebench.run.maven.prebuilt import production_launch
+from pytest_tebench.run.maven.prebuilt import skipping_main
 from pytest_tebench.run.maven.prebuilt_tests import STALE_ONLY
 from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.steps import selection_step
@@ -136,6 +141,14 @@ def test_compile_launch_and_the_skipping_test_launch() -> None:
     assert "-DskipTests=false" in compiled.argv  # the same flags: the same profiles are active
     assert compiled.env == () and compiled.phase_marker == ""
     assert compiled.name == "prebuild"
+    # the stored tree's launch asks a warm server for the pure process-classes writers; every
+    # launch on it for their outputs back, and a launch that compiles again for neither
+    produced = production_launch(test_launch)
+    assert produced.argv == (*compiled.argv[:-1], *STORE_OUTPUTS, "compile")
+    assert "org.apache.felix:maven-bundle-plugin:manifest" in STORE_OUTPUTS[1]
+    skipping = skipping_main(test_launch)
+    assert skipping.argv == (*test_launch.argv[:-1], SKIP_MAIN, REPLAY_OUTPUTS, test_launch.argv[-1])
+    assert compiling_main(skipping) == test_launch
 
 
 # -- prepare: build once, reuse, and every way it stays off ------------------------------------
@@ -173,7 +186,7 @@ def test_built_once_then_reused_by_a_prediction_and_never_by_another_tree(
     gold = Prebuilt(tmp_path / "store", create=True)
     first = prepare(maven, workspace, gold, launch(), modules=("",), maven_repo=tmp_path / "m2")
     assert first.state == BUILT and first.compiled is not None
-    assert first.launch.argv[-2:] == (SKIP_MAIN, "test")
+    assert first.launch.argv[-3:] == (SKIP_MAIN, REPLAY_OUTPUTS, "test")
     # this launch runs on the restored copy, exactly what later launches get
     assert (workspace / "target/classes/p/A.class").read_text() == "compiled A"
     manifest = json.loads((tmp_path / "store" / first.key / MANIFEST).read_text())

@@ -22,6 +22,7 @@ import pytest
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven.prebuilt import MANIFEST
+from pytest_tebench.run.maven.prebuilt import REPLAY_OUTPUTS
 from pytest_tebench.run.maven.prebuilt import SKIP_MAIN
 from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.prebuilt import prepare as prepare_production
@@ -147,7 +148,7 @@ def test_gold_stores_its_test_tree_once_and_later_launches_compile_only_what_cha
     gold = prepared(maven, workspace, tmp_path / "store", create=True)
     assert gold.state == BUILT and gold.compiled is not None
     assert gold.describe() == f"tests built {gold.digest}: 0 of 3 test sources compiled"
-    assert gold.launch.argv[-3:] == (SKIP_MAIN, STALE_ONLY, "test")
+    assert gold.launch.argv[-4:] == (SKIP_MAIN, REPLAY_OUTPUTS, STALE_ONLY, "test")
     assert [step.name for step in maven.seen] == ["prebuild", "prebuild-tests"]
     assert (workspace / "target/classes/p/A.class").read_text() == "compiled A"  # production kept
     assert (workspace / "target/test-classes/p/ATest.class").is_file()
@@ -185,7 +186,7 @@ def test_a_failed_test_compile_of_gold_is_stored_as_unusable_and_tried_once(
     maven = JavacMaven()
     use = prepared(maven, workspace, tmp_path / "store", create=True)
     assert use.state == "off" and use.note.startswith("the test compile failed (")
-    assert use.launch == replace(launch(), argv=(*launch().argv[:-1], SKIP_MAIN, "test"))
+    assert use.launch == replace(launch(), argv=(*launch().argv[:-1], SKIP_MAIN, REPLAY_OUTPUTS, "test"))
     assert not (workspace / "target/test-classes").exists()  # the launch compiles it whole
     again = prepared(maven, workspace, tmp_path / "store", create=True)
     assert again.state == "off" and again.note == "no stored test tree of this production build"

@@ -511,15 +511,16 @@ class WarmDockerExecutor(DockerExecutor):
     def _compile(self, maven_repo: Path) -> warm.Compile:
         """Compile the server in a fresh sandbox container (the host may have no JDK)."""
 
-        def compile_server(source: Path, classpath: list[Path], out: Path) -> None:
-            root = source.parent
-            maven_home = classpath[0].parents[1]
+        def compile_server(sources: list[Path], classpath: list[Path], out: Path) -> None:
+            root = sources[0].parent
+            maven_home = classpath[-1].parents[1]
             jars = ":".join(f"{{tool:maven}}/{jar.relative_to(maven_home)}" for jar in classpath)
             step = BuildStep(
                 name="warm-maven-compile",
                 argv=(
                     "javac", "-nowarn", "--release", "8", "-encoding", "UTF-8", "-cp", jars,
-                    "-d", f"{{workspace}}/{out.relative_to(root)}", f"{{workspace}}/{source.name}",
+                    "-d", f"{{workspace}}/{out.relative_to(root)}",
+                    *(f"{{workspace}}/{source.name}" for source in sources),
                 ),
                 timeout=SETUP_TIMEOUT,
                 java_version=COMPILE_JDK,

@@ -13,7 +13,10 @@ execution of ``compiler:compile``, jsoup's ``java11`` one included) only skips t
 every other plugin of the lifecycle runs as before: resources are copied again (same content),
 generated sources are generated again, ``process-classes`` plugins (bundle manifests, bytecode
 tools) run on the classes as ``compile`` left them, test sources are compiled against the restored
-classes, and reactor modules find each other's ``target/classes``. An older compiler plugin
+classes, and reactor modules find each other's ``target/classes``. In a warm server one
+exception (:data:`STORED_OUTPUT_MOJOS`): a bundle's manifest is written by the production launch,
+stored with the tree and written back in place of the mojo (docs/building.md, "A bundle's
+manifest, written once"); a cold ``mvn`` ignores the switch and runs it. An older compiler plugin
 ignores the property and compiles again (only slower; the restored class files are newer than
 the sources, so 2.x finds nothing stale). JaCoCo reads the classes the tests loaded, byte for
 byte the restored ones.
@@ -62,6 +65,15 @@ from pytest_tebench.workspace.layout import is_test_path
 
 #: Skips every ``compiler:compile`` execution (maven-compiler-plugin >= 3.1), nothing else.
 SKIP_MAIN = "-Dmaven.main.skip=true"
+#: Mojos that only write the production tree from the compiled classes (a bundle's manifest):
+#: in a warm server the production launch runs them once and later launches write back what they
+#: wrote (``java/TebenchStoredOutputs.java``; a cold ``mvn`` ignores both switches).
+STORED_OUTPUT_MOJOS = (
+    "org.apache.felix:maven-bundle-plugin:manifest",
+    "biz.aQute.bnd:bnd-maven-plugin:bnd-process",
+)
+STORE_OUTPUTS = ("-Dtebench.outputs=store", f"-Dtebench.outputs.mojos={','.join(STORED_OUTPUT_MOJOS)}")
+REPLAY_OUTPUTS = "-Dtebench.outputs=replay"
 #: Bumped when what is stored changes: older stored trees are then never used.
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -112,14 +124,22 @@ def compile_launch(launch: BuildStep, *, goal: str = "compile", name: str = "pre
     return replace(launch, name=name, argv=(*argv, goal), env=(), phase_marker="", phase_timeout=0.0)
 
 
+def production_launch(launch: BuildStep) -> BuildStep:
+    """The ``mvn compile`` that builds the tree to store: :func:`compile_launch`, and in a warm
+    server on to ``process-classes`` for the :data:`STORED_OUTPUT_MOJOS` alone."""
+    compile_step = compile_launch(launch)
+    return replace(compile_step, argv=(*compile_step.argv[:-1], *STORE_OUTPUTS, compile_step.argv[-1]))
+
+
 def skipping_main(launch: BuildStep) -> BuildStep:
-    """The test launch with the main compile skipped (the goal stays last)."""
-    return replace(launch, argv=(*launch.argv[:-1], SKIP_MAIN, launch.argv[-1]))
+    """The test launch with the main compile skipped, and the stored outputs written back (the
+    goal stays last)."""
+    return replace(launch, argv=(*launch.argv[:-1], SKIP_MAIN, REPLAY_OUTPUTS, launch.argv[-1]))
 
 
 def compiling_main(launch: BuildStep) -> BuildStep:
     """The test launch as it was before :func:`skipping_main`."""
-    return replace(launch, argv=tuple(arg for arg in launch.argv if arg != SKIP_MAIN))
+    return replace(launch, argv=tuple(arg for arg in launch.argv if arg not in (SKIP_MAIN, REPLAY_OUTPUTS)))
 
 
 def went_away(exc: OSError) -> str:
@@ -313,7 +333,7 @@ def prepare(
         return PrebuiltUse(
             launch, OFF, note=f"the production build may read the test tree: {'; '.join(naming[:3])}"
         )
-    compile_step = compile_launch(launch)
+    compile_step = production_launch(launch)
     try:
         key = prebuilt_key(
             workspace, compile_step, modules=modules, toolchain=executor.toolchain(), maven_repo=maven_repo

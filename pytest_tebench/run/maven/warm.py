@@ -8,6 +8,8 @@ with an ``m2.conf`` that names our small server (``java/TebenchWarmMaven.java``,
 source, compiled with the step's JDK on first use and cached by content). The server runs each
 build through ``MavenCli.doMain``, exactly as ``mvn`` would with the same arguments, and writes
 the launches' JaCoCo reports (:func:`jacoco_command`: our tool, from a class loader it keeps).
+With a real Maven a lifecycle participant is compiled beside it (:data:`PARTICIPANT`): the stored
+outputs of :mod:`~pytest_tebench.run.maven.prebuilt` (a bundle's manifest written once).
 
 Isolation, build to build (what a cold launch gives for free, kept here on purpose):
 
@@ -73,6 +75,11 @@ from pytest_tebench.run.reaper import descendants
 
 SOURCE = Path(__file__).with_name("java") / "TebenchWarmMaven.java"
 MAIN_CLASS = "TebenchWarmMaven"
+#: The lifecycle participant that writes stored ``process-classes`` outputs back
+#: (:mod:`~pytest_tebench.run.maven.prebuilt`); compiled beside the server for a real Maven
+#: (one with ``maven-core`` in ``lib/``), found by Maven's container through Sisu's index.
+PARTICIPANT = Path(__file__).with_name("java") / "TebenchStoredOutputs.java"
+SISU_INDEX = "META-INF/sisu/javax.inject.Named"
 #: A server is replaced after this many builds, so whatever Maven's core keeps between builds
 #: (caches of the shared core realm) cannot grow without bound.
 MAX_BUILDS = 100
@@ -176,9 +183,9 @@ def java_feature(java_home: Path) -> int:
 #: The system property that tells our ``m2.conf`` where the server's home is (its ``classes/``):
 #: the same conf serves a host process and a container that mounts the home elsewhere.
 HOME_PROPERTY = "tebench.warm.home"
-#: Compiles the server: given the source, the class path (Maven's embedder and classworlds jars)
+#: Compiles the server: given the sources, the class path (Maven's ``lib/`` and classworlds jars)
 #: and the output folder; raises :class:`HarnessError` when javac fails.
-Compile = Callable[[Path, list[Path], Path], None]
+Compile = Callable[[list[Path], list[Path], Path], None]
 
 
 def server_files(java_home: Path, maven_home: Path, cache_dir: Path) -> tuple[Path, Path]:
@@ -186,11 +193,11 @@ def server_files(java_home: Path, maven_home: Path, cache_dir: Path) -> tuple[Pa
     ``java_home`` once per content under ``cache_dir``, safe across workers."""
     feature = java_feature(java_home)
 
-    def compile_on_host(source: Path, classpath: list[Path], out: Path) -> None:
+    def compile_on_host(sources: list[Path], classpath: list[Path], out: Path) -> None:
         release = ["--release", "8"] if feature >= 9 else []
         javac = [
             str(java_home / "bin" / "javac"), "-nowarn", *release, "-encoding", "UTF-8",
-            "-cp", os.pathsep.join(str(jar) for jar in classpath), "-d", str(out), str(source),
+            "-cp", os.pathsep.join(str(jar) for jar in classpath), "-d", str(out), *map(str, sources),
         ]  # fmt: skip
         done = subprocess.run(javac, capture_output=True, text=True, check=False)
         if done.returncode != 0:
@@ -208,9 +215,10 @@ def server_home(maven_home: Path, cache_dir: Path, flavour: str, compile_server:
     embedder = sorted((maven_home / "lib").glob("maven-embedder-*.jar"))
     if not boot or not embedder or not (maven_home / "bin" / "m2.conf").is_file():
         raise HarnessError(f"{maven_home} is not an Apache Maven 3 distribution (no classworlds/embedder)")
-    source = SOURCE.read_bytes()
+    sources = [SOURCE, PARTICIPANT] if sorted((maven_home / "lib").glob("maven-core-*.jar")) else [SOURCE]
+    source = b"".join(path.read_bytes() for path in sources)
     original = (maven_home / "bin" / "m2.conf").read_text(encoding="utf-8")
-    digest = hashlib.sha256(source + original.encode() + f"|{flavour}|conf2".encode()).hexdigest()
+    digest = hashlib.sha256(source + original.encode() + f"|{flavour}|conf3".encode()).hexdigest()
     home = cache_dir / f"warm-maven-{digest[:20]}"
     if (home / "classes" / f"{MAIN_CLASS}.class").is_file() and (home / "m2.conf").is_file():
         return home
@@ -221,11 +229,18 @@ def server_home(maven_home: Path, cache_dir: Path, flavour: str, compile_server:
         with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".warm-maven-") as scratch:
             built = Path(scratch) / "home"
             (built / "classes").mkdir(parents=True)
-            shutil.copyfile(SOURCE, built / SOURCE.name)
-            compile_server(built / SOURCE.name, [embedder[-1], boot[-1]], built / "classes")
-            (built / SOURCE.name).unlink()
+            for path in sources:
+                shutil.copyfile(path, built / path.name)
+            libraries = sorted((maven_home / "lib").glob("*.jar"))
+            compile_server([built / path.name for path in sources], [*libraries, boot[-1]], built / "classes")
+            for path in sources:
+                (built / path.name).unlink()
             if not (built / "classes" / f"{MAIN_CLASS}.class").is_file():
                 raise HarnessError("compiling the warm Maven server gave no class file")
+            if PARTICIPANT in sources:
+                index = built / "classes" / SISU_INDEX
+                index.parent.mkdir(parents=True)
+                index.write_text(PARTICIPANT.stem + "\n", encoding="utf-8")
             (built / "m2.conf").write_text(warm_conf(original), encoding="utf-8")
             shutil.rmtree(home, ignore_errors=True)
             os.replace(built, home)
