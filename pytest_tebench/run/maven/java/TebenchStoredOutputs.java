@@ -7,7 +7,7 @@
 // production tree: maven-bundle-plugin's manifest, bnd's bnd-process), the launch goes on to
 // process-classes; the other projects' process-classes executions are left out of this launch, so
 // their classes stay as `compile` left them. What those mojos wrote is compared before and after
-// (every file under the project's base directory, the project's properties, resources and source
+// (every file of the checkout, the project's properties, resources and source
 // roots, the system properties): when they only wrote files under target/, the list of those files
 // is kept in target/tebench-stored-outputs.txt, and the production tree is stored with them.
 //
@@ -112,7 +112,7 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
                 pure &= allowed.contains(mojo(execution));
             }
             if (pure) {
-                kept.put(id(project), new Stored(project, phase));
+                kept.put(id(project), new Stored(project, root(session, project), phase));
             } else {
                 for (MojoExecution execution : phase) {
                     removals.add(removal(project, execution));
@@ -217,6 +217,14 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
         return mojo(execution) + "@" + execution.getExecutionId();
     }
 
+    /** The reactor's top directory (the module's own when it lies outside it). */
+    static Path root(MavenSession session, MavenProject project) {
+        MavenProject top = session.getTopLevelProject();
+        Path module = project.getBasedir().toPath().toAbsolutePath();
+        Path base = top == null ? module : top.getBasedir().toPath().toAbsolutePath();
+        return module.startsWith(base) ? base : module;
+    }
+
     static String id(MavenProject project) {
         return project.getBasedir().getAbsolutePath();
     }
@@ -224,14 +232,17 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
     /** One project's process-classes executions in the production launch. */
     private static final class Stored {
         final MavenProject project;
+        /** The top of the reactor: the whole checkout is compared, not only this module. */
+        final Path root;
         final Set<String> executions = new HashSet<>();
         final String first;
         final String last;
         Map<String, String> before;
         String state;
 
-        Stored(MavenProject project, List<MojoExecution> phase) {
+        Stored(MavenProject project, Path root, List<MojoExecution> phase) {
             this.project = project;
+            this.root = root;
             for (MojoExecution execution : phase) {
                 executions.add(key(execution));
             }
@@ -280,7 +291,7 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
             Stored stored = kept.get(id(event.getProject()));
             if (stored != null && stored.first.equals(key(event.getMojoExecution())) && stored.before == null) {
                 try {
-                    stored.before = files(stored.project);
+                    stored.before = files(stored.root, stored.project);
                     stored.state = state(stored.project);
                 } catch (IOException error) {
                     kept.remove(id(event.getProject()));
@@ -308,9 +319,9 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
         }
 
         private static String record(Stored stored) throws IOException {
-            Path base = stored.project.getBasedir().toPath();
+            Path base = stored.root;
             Path target = new File(stored.project.getBuild().getDirectory()).toPath().toAbsolutePath();
-            Map<String, String> after = files(stored.project);
+            Map<String, String> after = files(stored.root, stored.project);
             if (!state(stored.project).equals(stored.state)) {
                 return "it changed the project's properties, resources or source roots, or system properties";
             }
@@ -380,12 +391,11 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
     }
 
     /**
-     * Every file under the project's base directory but .git (links not followed), by relative path:
+     * Every file under ``base`` but .git (links not followed), by relative path:
      * its size and time, and under target/ (where the mojos may write: a rewrite there within the
      * file system's clock tick must show too) its CRC-32.
      */
-    static Map<String, String> files(MavenProject project) throws IOException {
-        Path base = project.getBasedir().toPath();
+    static Map<String, String> files(Path base, MavenProject project) throws IOException {
         Path target = new File(project.getBuild().getDirectory()).toPath().toAbsolutePath();
         Map<String, String> found = new HashMap<>();
         Files.walkFileTree(base, new SimpleFileVisitor<Path>() {
