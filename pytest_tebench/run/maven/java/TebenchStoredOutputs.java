@@ -36,6 +36,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
@@ -141,27 +142,27 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
             }
             List<String> lines = Files.readAllLines(record.toPath(), StandardCharsets.UTF_8);
             Files.delete(record.toPath());
-            Set<String> executions = new HashSet<>();
-            Map<String, byte[]> files = new TreeMap<>();
+            Set<String> executions = new TreeSet<>();
             for (String line : lines) {
                 if (line.startsWith("execution ")) {
                     executions.add(line.substring(10));
-                } else if (line.startsWith("file ")) {
-                    String name = line.substring(5);
-                    files.put(name, Files.readAllBytes(new File(project.getBuild().getDirectory(), name).toPath()));
                 }
             }
             List<MojoExecution> plan = plan(session, project, goals);
             List<MojoExecution> phase = inPhase(plan);
-            Set<String> planned = new HashSet<>();
-            for (MojoExecution execution : phase) {
-                planned.add(key(execution));
-            }
+            Set<String> planned = keys(phase);
             if (phase.isEmpty() || !planned.equals(executions)) {
                 if (!phase.isEmpty()) {
                     LOG.info("pytest-tebench: {} runs, its plan is not the stored one", planned);
                 }
                 continue;
+            }
+            Map<String, byte[]> files = new TreeMap<>();
+            for (String line : lines) {
+                if (line.startsWith("file ")) {
+                    String name = line.substring(5);
+                    files.put(name, Files.readAllBytes(new File(project.getBuild().getDirectory(), name).toPath()));
+                }
             }
             int last = plan.indexOf(phase.get(phase.size() - 1));
             String next = last + 1 < plan.size() ? key(plan.get(last + 1)) : null;
@@ -217,6 +218,14 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
         return mojo(execution) + "@" + execution.getExecutionId();
     }
 
+    static Set<String> keys(List<MojoExecution> executions) {
+        Set<String> found = new TreeSet<>();
+        for (MojoExecution execution : executions) {
+            found.add(key(execution));
+        }
+        return found;
+    }
+
     /** The reactor's top directory (the module's own when it lies outside it). */
     static Path root(MavenSession session, MavenProject project) {
         MavenProject top = session.getTopLevelProject();
@@ -234,7 +243,7 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
         final MavenProject project;
         /** The top of the reactor: the whole checkout is compared, not only this module. */
         final Path root;
-        final Set<String> executions = new HashSet<>();
+        final Set<String> executions;
         final String first;
         final String last;
         Map<String, String> before;
@@ -243,9 +252,7 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
         Stored(MavenProject project, Path root, List<MojoExecution> phase) {
             this.project = project;
             this.root = root;
-            for (MojoExecution execution : phase) {
-                executions.add(key(execution));
-            }
+            executions = keys(phase);
             first = key(phase.get(0));
             last = key(phase.get(phase.size() - 1));
         }
@@ -342,7 +349,7 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
             }
             StringBuilder text = new StringBuilder();
             text.append("# written by pytest-tebench's warm Maven: these executions' outputs, not run again on this tree\n");
-            for (String execution : new java.util.TreeSet<>(stored.executions)) {
+            for (String execution : stored.executions) {
                 text.append("execution ").append(execution).append('\n');
             }
             for (String name : written) {
