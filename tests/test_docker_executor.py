@@ -257,14 +257,18 @@ def test_no_privilege_escalation(executor: DockerExecutor, workspace: Path, mave
 
 
 FORK_BOMB = r"""
+# The shell waits asleep on a FIFO, never in a busy loop: at cpus=0.5 and 64 busy processes a
+# spinning shell got too little CPU to write its file before the timeout on a loaded machine,
+# while a sleeper is scheduled soon after it wakes.
+mkfifo /tmp/wait && exec 3<>/tmp/wait
 bomb() { bomb | bomb & }
 bomb
 # From here on only builtins: a fork would fail like the bomb's do.
-while (( SECONDS < 4 )); do :; done
+read -r -t 4 -u 3
 d=/sys/fs/cgroup/pids; [[ -e $d/pids.max ]] || d=/sys/fs/cgroup
 read -r current < "$d/pids.current"; read -r limit < "$d/pids.max"
 echo "current=$current limit=$limit" > /workspace/pids.txt
-while :; do :; done
+read -r -u 3
 """
 
 
