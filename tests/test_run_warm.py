@@ -29,11 +29,14 @@ from pytest_tebench.run.maven.buildplan import surefire_forks
 from pytest_tebench.run.maven.jacoco import CLI_JAR
 from pytest_tebench.run.maven.jacoco import report_step
 from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.run.maven.jdkreq import jvm_config_constraints
 from pytest_tebench.run.maven.journal import FORKS
 from pytest_tebench.run.maven.journal import append_entry
 from pytest_tebench.run.maven.journal import recorded_forks
+from pytest_tebench.run.maven.jvm_config import config_words
 from pytest_tebench.run.maven.jvm_config import jvm_config
 from pytest_tebench.run.maven.jvm_config import project_basedir
+from pytest_tebench.run.maven.profiles import jvm_config_properties
 from pytest_tebench.run.maven.steps import selection_step
 
 from conftest import PREDICTIONS
@@ -435,6 +438,31 @@ def test_jvm_config_options_a_server_starts_with(
     found, reason = jvm_config(tmp_path)
     assert found == (tuple(text.split()) if options is None else options)
     assert (reason == "") if not why else (why in reason and found == ())
+
+
+def test_the_chooser_the_profiles_and_the_server_read_jvm_config_alike(tmp_path: Path) -> None:
+    # Maven 3's script joins the lines and splits at white space: a "#" is a word, not a comment,
+    # and quotes are kept in the words
+    (tmp_path / ".mvn").mkdir()
+    text = "--add-opens java.base/java.lang=ALL-UNNAMED # note\r\n-Dquoted='a' -Dafter=1\n"
+    (tmp_path / ".mvn" / "jvm.config").write_text(text, encoding="utf-8")
+    words = config_words(tmp_path)
+    assert words == (
+        "--add-opens",
+        "java.base/java.lang=ALL-UNNAMED",
+        "#",
+        "note",
+        "-Dquoted='a'",
+        "-Dafter=1",
+    )
+    assert jvm_config_properties(tmp_path) == {"quoted": "'a'", "after": "1"}
+    assert [c.reason for c in jvm_config_constraints(tmp_path)] == [".mvn/jvm.config: --add-opens needs JDK 9+"]
+    assert jvm_config(tmp_path) == ((), ".mvn/jvm.config sets a JVM option a warm server does not take: #")
+    (tmp_path / ".mvn" / "jvm.config").write_bytes(b"-Dname=\xff\n")
+    assert config_words(tmp_path) is None
+    assert jvm_config(tmp_path)[1] == ".mvn/jvm.config cannot be read as UTF-8"
+    assert jvm_config_properties(tmp_path) == {}
+    assert config_words(tmp_path / "elsewhere") == ()
 
 
 def test_project_options_come_first_so_the_servers_own_win() -> None:

@@ -55,6 +55,7 @@ from dataclasses import field
 from pathlib import Path
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.run.maven.jvm_config import config_words
 from pytest_tebench.run.maven.profiles import JDKS
 from pytest_tebench.run.maven.profiles import BuildContext
 from pytest_tebench.run.maven.profiles import ModulePom
@@ -396,10 +397,7 @@ def _jdks_text(ranges: Iterable[VersionRange]) -> str:
 
 def jvm_config_constraints(root: Path) -> list[Constraint]:
     """What ``.mvn/jvm.config`` asks of the JVM that runs Maven."""
-    path = root / ".mvn" / "jvm.config"
-    if not path.is_file():
-        return []
-    words = path.read_text(encoding="utf-8", errors="replace").split()
+    words = config_words(root) or ()
     found: list[Constraint] = []
     for option, since in JVM_OPTION_SINCE.items():
         if any(word == option or word.startswith(option + "=") for word in words):

@@ -30,16 +30,25 @@ _JVM_CONFIG_PAIRED = ("--add-exports", "--add-opens", "--add-modules", "--add-re
 _JVM_CONFIG_VALUE = re.compile(r"[\w.$/=,-]+")
 
 
-def jvm_config(workspace: Path) -> tuple[tuple[str, ...], str]:
-    """The options of the project's ``.mvn/jvm.config`` as ``mvn`` passes them to its JVM (the
-    file's lines joined and split at white space: the script expands them unquoted), and why a
-    server cannot start with them ("" when it can; no file: no options)."""
-    config = project_basedir(workspace) / ".mvn" / "jvm.config"
+def config_words(basedir: Path) -> tuple[str, ...] | None:
+    """The words of ``basedir/.mvn/jvm.config`` as ``mvn`` passes them to its JVM: the file's lines
+    joined and split at white space (Maven 3's script expands them unquoted: no quoting, no
+    comments). ``()`` without the file; None when it cannot be read as UTF-8. The one reader of
+    that file: the warm server's options, the JDK chooser's and the profile resolver's."""
+    config = basedir / ".mvn" / "jvm.config"
     if not config.is_file():
-        return (), ""
+        return ()
     try:
-        words = config.read_text(encoding="utf-8").split()
+        return tuple(config.read_text(encoding="utf-8").split())
     except (OSError, UnicodeDecodeError):
+        return None
+
+
+def jvm_config(workspace: Path) -> tuple[tuple[str, ...], str]:
+    """The options of the project's ``.mvn/jvm.config`` (:func:`config_words`) and why a server
+    cannot start with them ("" when it can; no file: no options)."""
+    words = config_words(project_basedir(workspace))
+    if words is None:
         return (), ".mvn/jvm.config cannot be read as UTF-8"
     index = 0
     while index < len(words):

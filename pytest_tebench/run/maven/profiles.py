@@ -46,6 +46,7 @@ from dataclasses import field
 from pathlib import Path
 from pathlib import PurePosixPath
 
+from pytest_tebench.run.maven.jvm_config import config_words
 from pytest_tebench.run.maven.steps import SKIP_FLAGS
 from pytest_tebench.run.maven.steps import TEST_FLAGS
 from pytest_tebench.workspace.trees import normalise_relative
@@ -291,12 +292,10 @@ def maven_config(root: Path) -> MavenConfig:
 
 def jvm_config_properties(root: Path) -> dict[str, str]:
     """``-D`` system properties of ``root/.mvn/jvm.config`` (the JVM running Maven)."""
-    path = root / ".mvn" / "jvm.config"
     found: dict[str, str] = {}
-    if path.is_file():
-        for word in _words(path):
-            if word.startswith("-D"):
-                _define(word, found)
+    for word in config_words(root) or ():
+        if word.startswith("-D"):
+            _define(word, found)
     return found
 
 
