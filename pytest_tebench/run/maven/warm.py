@@ -8,8 +8,10 @@ with an ``m2.conf`` that names our small server (``java/TebenchWarmMaven.java``,
 source, compiled with the step's JDK on first use and cached by content). The server runs each
 build through ``MavenCli.doMain``, exactly as ``mvn`` would with the same arguments, and writes
 the launches' JaCoCo reports (:func:`jacoco_command`: our tool, from a class loader it keeps).
-With a real Maven a lifecycle participant is compiled beside it (:data:`PARTICIPANT`): the stored
-outputs of :mod:`~pytest_tebench.run.maven.prebuilt` (a bundle's manifest written once).
+With a real Maven, core components are compiled beside it (:data:`CORE_COMPONENTS`): a lifecycle
+participant for the stored outputs of :mod:`~pytest_tebench.run.maven.prebuilt` (a bundle's
+manifest written once), and a mojo listener that has a forked ``javac`` JIT-compile with C1 only
+(``java/TebenchForkedJavac.java``: the same class files, sooner).
 
 Isolation, build to build (what a cold launch gives for free, kept here on purpose):
 
@@ -53,6 +55,7 @@ import sys
 import tempfile
 import threading
 import uuid
+import zipfile
 from collections.abc import Callable
 from collections.abc import Hashable
 from collections.abc import Mapping
@@ -76,9 +79,17 @@ from pytest_tebench.run.reaper import descendants
 SOURCE = Path(__file__).with_name("java") / "TebenchWarmMaven.java"
 MAIN_CLASS = "TebenchWarmMaven"
 #: The lifecycle participant that writes stored ``process-classes`` outputs back
-#: (:mod:`~pytest_tebench.run.maven.prebuilt`); compiled beside the server for a real Maven
-#: (one with ``maven-core`` in ``lib/``), found by Maven's container through Sisu's index.
+#: (:mod:`~pytest_tebench.run.maven.prebuilt`).
 PARTICIPANT = Path(__file__).with_name("java") / "TebenchStoredOutputs.java"
+#: The mojo listener that gives a forked ``javac`` ``-XX:TieredStopAtLevel=1``.
+FORKED_JAVAC = Path(__file__).with_name("java") / "TebenchForkedJavac.java"
+#: Components compiled beside the server for a real Maven (one with ``maven-core`` in ``lib/``),
+#: each with the core class it needs (a Maven too old for it goes without); Maven's container
+#: finds them through Sisu's index.
+CORE_COMPONENTS = {
+    PARTICIPANT: "org/apache/maven/AbstractMavenLifecycleParticipant.class",
+    FORKED_JAVAC: "org/apache/maven/execution/MojoExecutionListener.class",
+}
 SISU_INDEX = "META-INF/sisu/javax.inject.Named"
 #: A server is replaced after this many builds, so whatever Maven's core keeps between builds
 #: (caches of the shared core realm) cannot grow without bound.
@@ -215,10 +226,11 @@ def server_home(maven_home: Path, cache_dir: Path, flavour: str, compile_server:
     embedder = sorted((maven_home / "lib").glob("maven-embedder-*.jar"))
     if not boot or not embedder or not (maven_home / "bin" / "m2.conf").is_file():
         raise HarnessError(f"{maven_home} is not an Apache Maven 3 distribution (no classworlds/embedder)")
-    sources = [SOURCE, PARTICIPANT] if sorted((maven_home / "lib").glob("maven-core-*.jar")) else [SOURCE]
+    components = core_components(maven_home)
+    sources = [SOURCE, *components]
     source = b"".join(path.read_bytes() for path in sources)
     original = (maven_home / "bin" / "m2.conf").read_text(encoding="utf-8")
-    digest = hashlib.sha256(source + original.encode() + f"|{flavour}|conf3".encode()).hexdigest()
+    digest = hashlib.sha256(source + original.encode() + f"|{flavour}|conf4".encode()).hexdigest()
     home = cache_dir / f"warm-maven-{digest[:20]}"
     if (home / "classes" / f"{MAIN_CLASS}.class").is_file() and (home / "m2.conf").is_file():
         return home
@@ -237,14 +249,27 @@ def server_home(maven_home: Path, cache_dir: Path, flavour: str, compile_server:
                 (built / path.name).unlink()
             if not (built / "classes" / f"{MAIN_CLASS}.class").is_file():
                 raise HarnessError("compiling the warm Maven server gave no class file")
-            if PARTICIPANT in sources:
+            if components:
                 index = built / "classes" / SISU_INDEX
                 index.parent.mkdir(parents=True)
-                index.write_text(PARTICIPANT.stem + "\n", encoding="utf-8")
+                index.write_text("".join(f"{path.stem}\n" for path in components), encoding="utf-8")
             (built / "m2.conf").write_text(warm_conf(original), encoding="utf-8")
             shutil.rmtree(home, ignore_errors=True)
             os.replace(built, home)
     return home
+
+
+def core_components(maven_home: Path) -> list[Path]:
+    """The :data:`CORE_COMPONENTS` this Maven's core can run: each whose class ``maven-core`` has."""
+    cores = sorted((maven_home / "lib").glob("maven-core-*.jar"))
+    if not cores:
+        return []
+    try:
+        with zipfile.ZipFile(cores[-1]) as jar:
+            names = set(jar.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return []
+    return [path for path, needed in CORE_COMPONENTS.items() if needed in names]
 
 
 def warm_conf(original: str) -> str:
