@@ -206,6 +206,12 @@ def _offered_toolchains(spec: dict[str, object], maven_repo: Path) -> str:
     return path
 
 
+def _first_toolchain_home(spec: dict[str, object], maven_repo: Path) -> str:
+    path = _offered_toolchains(spec, maven_repo).removeprefix(f"{CONTAINER_MAVEN_REPO}/")
+    text = (maven_repo / path).read_text(encoding="utf-8")
+    return text.split("<jdkHome>")[1].split("</jdkHome>")[0]
+
+
 def test_spec_of_an_offline_maven_step(tmp_path: Path) -> None:
     step = BuildStep(
         name="test",
@@ -237,6 +243,8 @@ def test_spec_of_an_offline_maven_step(tmp_path: Path) -> None:
     assert isinstance(env, dict)
     assert env["JAVA_HOME"] == "/opt/java/11"
     assert env["PATH"].startswith("/opt/java/11/bin:")
+    # the JDK running Maven is the first toolchain (a range admitting it gets it)
+    assert _first_toolchain_home(spec, tmp_path / "m2") == "/opt/java/11"
     assert env["JAVA_TOOL_OPTIONS"] == "-javaagent:/maven-repo/agent.jar"
     mounts = {m["Target"]: m for m in spec["mounts"]}  # type: ignore[attr-defined]
     assert mounts[CONTAINER_WORKSPACE]["ReadOnly"] is False

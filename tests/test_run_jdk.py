@@ -20,6 +20,9 @@ from pytest_tebench.run.maven.jdk import min_supported_level
 from pytest_tebench.run.maven.jdk import parse_java_version
 from pytest_tebench.run.maven.jdk import read_jdk
 from pytest_tebench.run.maven.jdk import read_requirement
+from pytest_tebench.run.maven.jdk import toolchain_jdk
+from pytest_tebench.run.maven.jdk import why_not
+from pytest_tebench.run.maven.jdkreq import Constraint
 from pytest_tebench.run.maven.jdkreq import log_constraints
 from pytest_tebench.run.maven.profiles import VersionRange
 from pytest_tebench.run.maven.profiles import parse_range
@@ -622,3 +625,26 @@ def test_a_failed_runs_output_is_read_for_the_jdk_and_a_passing_one_is_not() -> 
     passed = SelectionRun("ok", True, True, (TestOutcome(test, "passed", 1),), steps=(step,))
     assert passed.failure_output() == ()
     assert java_version_after((11, 17), JdkRequirement.at_level(11), 11, passed.failure_output()) is None
+
+
+def test_a_toolchain_range_gets_mavens_own_jdk_when_it_admits_it(tmp_path: Path) -> None:
+    # google/gson (2023): the compiler's jdkToolchain is [11,), and on JDK 17 a profile raises
+    # the test release to 17; Maven's own JDK compiles it, as with no toolchains file (the file
+    # lists it first: test_run_toolchains.py)
+    tests_17 = Constraint("testRelease 17", level=17, toolchain=(VersionRange(11),))
+    assert toolchain_jdk(tests_17, (8, 11, 17, 21), running=17) == 17
+    assert toolchain_jdk(tests_17, (8, 11, 17, 21), running=21) == 21
+    assert not why_not(17, JdkRequirement(17, (tests_17,)), (8, 11, 17, 21))
+    # a range without Maven's JDK gets the oldest it admits (gson 2019-2021: [1.5,9) on JDK 11)
+    main_8 = Constraint("release 8", level=8, toolchain=(VersionRange(5, high=9),))
+    assert toolchain_jdk(main_8, (8, 11, 17, 21), running=11) == 8
+    assert not why_not(11, JdkRequirement(8, (main_8,)), (8, 11, 17))
+    assert toolchain_jdk(tests_17, (8,), running=8) is None
+
+    toolchain = "<jdkToolchain><version>[11,)</version></jdkToolchain>"
+    enforcer = GSON["pom.xml"].split("<build><plugins>")[1].split("</plugins></build>")[0]
+    files = {
+        **GSON,
+        "pom.xml": GSON["pom.xml"].replace(enforcer, enforcer + plugin("maven-compiler-plugin", toolchain)),
+    }
+    assert choose_for(read_requirement(project(tmp_path, files)), jdks(8, 11, 17, 21, 25)).version == 17

@@ -28,8 +28,23 @@ def offered(text: str) -> list[tuple[str, str, str]]:
     ]
 
 
-def test_every_jdk_is_a_jdk_toolchain_oldest_first() -> None:
-    # oldest first: a range matching several JDKs gets the oldest; 8 under both of its names
+def test_every_jdk_is_a_jdk_toolchain_mavens_own_first_then_oldest_first() -> None:
+    # a range matching several JDKs gets the first listed: Maven's own when it admits it, else the
+    # oldest; 8 under both of its names
+    assert offered(toolchains_xml(IMAGE_HOMES, 17)) == [
+        ("jdk", "17", "/opt/java/17"),
+        ("jdk", "1.8", "/opt/java/8"),
+        ("jdk", "8", "/opt/java/8"),
+        ("jdk", "11", "/opt/java/11"),
+        ("jdk", "21", "/opt/java/21"),
+    ]
+    assert offered(toolchains_xml(IMAGE_HOMES, 8))[:3] == [
+        ("jdk", "1.8", "/opt/java/8"),
+        ("jdk", "8", "/opt/java/8"),
+        ("jdk", "11", "/opt/java/11"),
+    ]
+    # no JDK runs Maven (a non-Java step) or one not offered: oldest first
+    assert offered(toolchains_xml(IMAGE_HOMES, 25)) == offered(toolchains_xml(IMAGE_HOMES))
     assert offered(toolchains_xml(IMAGE_HOMES)) == [
         ("jdk", "1.8", "/opt/java/8"),
         ("jdk", "8", "/opt/java/8"),
@@ -47,9 +62,13 @@ def test_the_file_is_written_once_per_content(tmp_path: Path) -> None:
     assert first.startswith(f"{TOOLCHAINS_DIR}/toolchains-") and first.endswith(".xml")
     assert (tmp_path / first).read_text(encoding="utf-8") == toolchains_xml(IMAGE_HOMES)
     assert offer(tmp_path, dict(IMAGE_HOMES)) == first
-    # other JDKs (another executor sharing the repository): another file, the first one stays
+    # other JDKs (another executor sharing the repository), or Maven on another of them:
+    # another file, the first one stays
     other = offer(tmp_path, {17: "/usr/lib/jvm/java-17"})
     assert other != first and (tmp_path / first).is_file()
+    running = offer(tmp_path, IMAGE_HOMES, 17)
+    assert running not in (first, other)
+    assert (tmp_path / running).read_text(encoding="utf-8") == toolchains_xml(IMAGE_HOMES, 17)
     assert [p.name for p in (tmp_path / TOOLCHAINS_DIR).iterdir() if p.name.startswith(".")] == []
 
 
@@ -87,9 +106,10 @@ def test_the_local_executor_offers_its_jdks_to_maven(tmp_path: Path) -> None:
     )
     args = [line.removeprefix("arg:") for line in result.output.splitlines() if line.startswith("arg:")]
     assert args[0] == "--toolchains" and args[2:] == ["-B", "compile"]
+    # the JDK running Maven (17) first
     assert offered(Path(args[1]).read_text(encoding="utf-8")) == [
-        ("jdk", "11", str(homes[11])),
         ("jdk", "17", str(homes[17])),
+        ("jdk", "11", str(homes[11])),
     ]
     # a command that is not Maven is left alone
     result = executor.run(

@@ -456,7 +456,9 @@ def test_the_chooser_the_profiles_and_the_server_read_jvm_config_alike(tmp_path:
         "-Dafter=1",
     )
     assert jvm_config_properties(tmp_path) == {"quoted": "'a'", "after": "1"}
-    assert [c.reason for c in jvm_config_constraints(tmp_path)] == [".mvn/jvm.config: --add-opens needs JDK 9+"]
+    assert [c.reason for c in jvm_config_constraints(tmp_path)] == [
+        ".mvn/jvm.config: --add-opens needs JDK 9+"
+    ]
     assert jvm_config(tmp_path) == ((), ".mvn/jvm.config sets a JVM option a warm server does not take: #")
     (tmp_path / ".mvn" / "jvm.config").write_bytes(b"-Dname=\xff\n")
     assert config_words(tmp_path) is None

@@ -342,7 +342,7 @@ class DockerExecutor:
         if not step.image:
             # the image's JDKs, offered to plugins' jdkToolchain and maven-toolchains-plugin
             homes = {v: docker_image.java_home(v) for v in self._recipe.jdks}
-            offered = toolchains.offer(maven_repo, homes)
+            offered = toolchains.offer(maven_repo, homes, step.java_version)
             argv = toolchains.with_toolchains(argv, f"{CONTAINER_MAVEN_REPO}/{offered}")
         return argv, step_env
 
@@ -552,7 +552,7 @@ class DockerExecutor:
             self._live.pop(container.id, None)
 
     def toolchain(self) -> str:
-        return f"docker:image={self._ensure_image()}"
+        return f"docker:image={self._ensure_image()};toolchains={toolchains.ORDER}"
 
     def java_versions(self) -> tuple[int, ...]:
         """Feature versions of the JDKs in the image."""

@@ -90,7 +90,7 @@ class LocalExecutor:
 
     def toolchain(self) -> str:
         jdks = ",".join(f"{version}={self.jdks[version]}" for version in sorted(self.jdks))
-        return f"local:jdks={jdks};mvn={shutil.which('mvn') or ''}"
+        return f"local:jdks={jdks};mvn={shutil.which('mvn') or ''};toolchains={toolchains.ORDER}"
 
     def java_home(self, version: int) -> Path:
         home = self.jdks.get(version)
@@ -144,7 +144,7 @@ class LocalExecutor:
             # this host's JDKs, offered to plugins' jdkToolchain and maven-toolchains-plugin
             homes = {version: str(home) for version, home in self.jdks.items()}
             argv = toolchains.with_toolchains(
-                argv, str(maven_repo.resolve() / toolchains.offer(maven_repo, homes))
+                argv, str(maven_repo.resolve() / toolchains.offer(maven_repo, homes, step.java_version))
             )
         env = self._environment(step, java_home)
         _check_program(argv[0], env)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
+from pytest_tebench.run.maven import toolchains
 from pytest_tebench.run.maven.jdkreq import DEFAULT_LEVEL
 from pytest_tebench.run.maven.jdkreq import INFO
 from pytest_tebench.run.maven.jdkreq import OFFERED
@@ -155,10 +156,12 @@ def accepts_level(jdk: int, level: int) -> bool:
     return min_supported_level(jdk) <= level <= jdk
 
 
-def toolchain_jdk(constraint: Constraint, offered: Iterable[int]) -> int | None:
-    """The offered JDK a ``jdkToolchain`` of ``constraint`` selects: the first (oldest) in its
-    range, as :mod:`~pytest_tebench.run.maven.toolchains` lists them (None: none matches)."""
-    matching = [v for v in sorted(offered) if any(v in r for r in constraint.toolchain)]
+def toolchain_jdk(constraint: Constraint, offered: Iterable[int], running: int) -> int | None:
+    """The offered JDK a ``jdkToolchain`` of ``constraint`` selects when Maven runs on JDK
+    ``running``: the first in its range as :mod:`~pytest_tebench.run.maven.toolchains` lists them
+    (``running`` itself when the range admits it, else the oldest; None: none matches)."""
+    order = toolchains.offered_order(offered, running)
+    matching = [v for v in order if any(v in r for r in constraint.toolchain)]
     return matching[0] if matching else None
 
 
@@ -170,7 +173,7 @@ def _rejection(version: int, constraint: Constraint, offered: Iterable[int]) -> 
     if constraint.kind == OFFERED:
         return not any(v in allowed for v in offered for allowed in constraint.allowed)
     if constraint.level is not None:
-        javac = toolchain_jdk(constraint, offered) if constraint.toolchain else None
+        javac = toolchain_jdk(constraint, offered, version) if constraint.toolchain else None
         return not accepts_level(version if javac is None else javac, constraint.level)
     return not any(version in allowed for allowed in constraint.allowed)
 

@@ -117,8 +117,9 @@ class Constraint:
     Either a language ``level`` the JDK's javac must accept, or ``allowed`` JDK versions. It
     applies to every JDK, or (``when``, a JDK-activated profile) only to the JDKs it names.
     ``kind`` says which JDK it is about (:data:`RUNS_MAVEN`, :data:`OFFERED`, :data:`INFO`); a
-    level named with a ``jdkToolchain`` (``toolchain``) is javac's of the first offered JDK in
-    that range, and Maven's JDK's only when none is offered.
+    level named with a ``jdkToolchain`` (``toolchain``) is javac's of the JDK that toolchain
+    selects (Maven's own when the range admits it, else the oldest offered JDK in it:
+    :func:`~pytest_tebench.run.maven.jdk.toolchain_jdk`), and Maven's JDK's when none is offered.
     """
 
     reason: str
