@@ -39,6 +39,7 @@ from pytest_tebench.run.leftovers import transient_labels
 from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
 from pytest_tebench.run.maven.dist import maven_tools
 from pytest_tebench.run.maven.steps import mvn_program
+from pytest_tebench.run.maven.toolchains import TOOLCHAINS_DIR
 
 pytestmark = pytest.mark.docker
 
@@ -487,7 +488,10 @@ POM = """\
 
 
 def _files(root: Path) -> set[str]:
-    return {str(p.relative_to(root)) for p in root.rglob("*")}
+    """The repository's files but the toolchains files the host writes for each step (one per
+    JDK running Maven: the harness's bookkeeping, not the build's)."""
+    found = {str(p.relative_to(root)) for p in root.rglob("*")}
+    return {name for name in found if not name.startswith(TOOLCHAINS_DIR)}
 
 
 @pytest.mark.maven
@@ -525,6 +529,9 @@ def test_offline_maven_build_after_online_warm_up(
     assert "-Dmaven.repo.local.tail=/maven-repo" in offline.argv
     assert (workspace / "target" / "classes" / "example" / "Tiny.class").is_file()
     assert _files(repo) == before, "an offline step changed the shared repository"
+    # its toolchains file, written by the host, lists the JDK running Maven (17) first
+    offered = offline.argv[offline.argv.index("--toolchains") + 1].removeprefix("/maven-repo/")
+    assert (repo / offered).read_text().split("<jdkHome>")[1].startswith("/opt/java/17<")
 
     # Something never warmed up cannot be fetched: offline, and no network anyway.
     missing = executor.run(
