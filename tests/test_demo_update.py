@@ -222,6 +222,64 @@ def test_gold_that_fails_on_v0_is_an_invalid_instance(
     assert report["summary"]["gold"]["invalid_instances"] == [row["instance_id"]]
 
 
+#: I1's gold line that one test below breaks and the other moves to a newer JDK's API.
+I1_GOLD_LINE = (
+    '+        assertThrows(IllegalArgumentException.class, () -> WordWrap.wrap("keep  as is", 0));\n'
+)
+
+
+def _i1_with_gold_line(pytester: pytest.Pytester, line: str) -> Path:
+    """A dataset of I1 alone, its gold's ``zeroWidth`` line replaced by ``line``."""
+    row = json.loads(DATASET.read_text().splitlines()[0])
+    assert row["instance_id"] == I1 and I1_GOLD_LINE in row["test_patch"]
+    row["test_patch"] = row["test_patch"].replace(I1_GOLD_LINE, f"+        {line}\n")
+    return write_jsonl(pytester.path / "i1.jsonl", [row])
+
+
+def _host_jdks() -> tuple[int, ...]:
+    from pytest_tebench.run.local import LocalExecutor
+
+    return LocalExecutor().java_versions()
+
+
+def test_gold_that_does_not_compile_is_invalid_only_after_every_build_fails(
+    demo_run: DemoRun, pytester: pytest.Pytester
+) -> None:
+    # a call of a method declared nowhere: the test tree compiles on no JDK, plain or not
+    dataset = _i1_with_gold_line(pytester, "WordWrap.unwrap();")
+    result, report = demo_run("gold", f"--tebench-dataset={dataset}")
+    result.assert_outcomes(errors=1)
+    (record,) = report["results"]
+    assert record["status"] == "invalid_instance"
+    reason = record["error"]
+    assert reason.startswith("gold does not compile on V0 (test_compile_error): "), reason
+    # source 1.8 on the JDKs here: the oldest one is chosen, built plainly, then every other one
+    first, *others = _host_jdks()
+    plain = f"; a plain cold `mvn test-compile` on JDK {first} fails too (test_compile_error)"
+    tried = ", ".join(f"JDK {v} (test_compile_error)" for v in sorted(others, key=lambda v: (v - first, -v)))
+    assert reason.endswith(
+        f"{plain}, and so does gold's run on {tried}" if others else f"{plain}; no other JDK here to try"
+    )
+
+
+def test_gold_compiling_only_on_a_newer_jdk_is_judged_there(
+    demo_run: DemoRun, pytester: pytest.Pytester
+) -> None:
+    # Math.clamp is JDK 21's: with source 1.8 and no release, javac compiles against its own JDK,
+    # so JDK 17 cannot compile gold and a newer JDK here can (this machine has a Temurin 25)
+    newer = [v for v in _host_jdks() if v >= 21]
+    assert newer, f"this test needs a JDK 21 or newer beside JDK 17 (found {_host_jdks()})"
+    dataset = _i1_with_gold_line(pytester, "assertEquals(3, Math.clamp(5, 0, 3));")
+    result, report = demo_run("gold", f"--tebench-dataset={dataset}")
+    result.assert_outcomes(passed=1)
+    (record,) = report["results"]
+    assert record["status"] == "evaluated", record["error"]
+    update = record["update"]
+    assert update["java_version"] == min(newer)
+    # gold judged by itself on that JDK: every selected test passes and covers what gold covers
+    assert update["s_exec"] == 1.0 and update["s_update"] == 1.0
+
+
 def test_a_hanging_test_is_a_timeout_not_a_score(demo_run: DemoRun, pytester: pytest.Pytester) -> None:
     import difflib
 

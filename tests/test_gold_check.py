@@ -303,3 +303,35 @@ def test_gold_s_repeated_runs_keep_the_agent_and_skip_the_report(
     assert [e["test"] for e in dropped] == ["p.ATest#flaky"]
     assert [(s.coverage, s.coverage_report) for _, s in asked] == [(True, False), (True, False), (True, True)]
     assert asked[-1][0] == [steady] and replace(asked[-1][1], coverage_report=True) == measured
+
+
+@pytest.mark.parametrize(
+    ("offered", "ran", "order"),
+    [
+        ((8, 11, 17, 21), 11, [8, 17, 21]),  # 3 below, 6 above: the older first
+        ((8, 11, 17, 21, 25), 17, [21, 11, 25, 8]),  # 4 either side: the newer first
+        ((17,), 17, []),
+        ((17, 25), 17, [25]),
+    ],
+)
+def test_other_jdks_go_nearest_first_the_newer_of_two_as_near(
+    offered: tuple[int, ...], ran: int, order: list[int]
+) -> None:
+    assert gold_check.other_jdks(offered, ran) == order
+
+
+@pytest.mark.parametrize(
+    ("status", "compile_ok", "test_compile_ok", "failed"),
+    [
+        ("compile_error", False, None, True),
+        ("test_compile_error", True, False, True),
+        ("timeout:test-compile", True, None, False),  # the harness's error (update._raise_for_harness)
+        ("ok", True, True, False),
+        ("build_error", None, None, False),
+    ],
+)
+def test_which_gold_runs_failed_to_compile(
+    status: str, compile_ok: bool | None, test_compile_ok: bool | None, failed: bool
+) -> None:
+    run = SelectionRun(status=status, compile_ok=compile_ok, test_compile_ok=test_compile_ok)
+    assert gold_check.compile_failed(run) is failed

@@ -70,11 +70,33 @@ def declared(workspace):
     return found
 
 
+#: Scenario -> the steps whose test sources fail to compile: every one ("uncompilable"), only
+#: the harness's one-launch `mvn test` ("launch-only"), or every one not on JDK 21 ("jdk-21").
+UNCOMPILABLE = "uncompilable", "launch-only", "jdk-21"
+TEST_COMPILE_FAILURE = (
+    "[INFO] --- maven-compiler-plugin:3.13.0:testCompile (default-testCompile) @ calc ---\n"
+    "[ERROR] COMPILATION ERROR : \n"
+    "[ERROR] /w/src/test/java/p/CalcTest.java:[4,20] cannot find symbol\n"
+    "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:testCompile "
+    "(default-testCompile) on project calc: Compilation failure\n"
+)
+
+
+def compiles(step, scenario):
+    if scenario == "uncompilable":
+        return False
+    if scenario == "launch-only":
+        return not step.name.startswith("compile+test")
+    if scenario == "jdk-21":
+        return step.java_version == 21
+    return True
+
+
 class ScriptedMaven:
     name = "scripted"
 
     def java_versions(self):
-        return (17,)
+        return tuple(int(v) for v in os.environ.get("SCRIPTED_JDKS", "17").split(","))
 
     def toolchain(self):
         return "scripted"
@@ -107,6 +129,13 @@ class ScriptedMaven:
                 return done(1, "[INFO] Downloading from central\n[ERROR] Could not transfer artifact "
                                "org.apache:commons-parent:pom:70 from/to central: Connection reset\n")
             return done(1, BANNER + MISSING)
+        if os.environ.get("SCRIPTED_MAVEN") in UNCOMPILABLE and step.name.startswith(("test-compile", "compile+test")):
+            with STEPS.open("a") as log:
+                log.write(json.dumps({"name": step.name, "java": step.java_version, "argv": list(step.argv)}) + "\n")
+            if not compiles(step, os.environ["SCRIPTED_MAVEN"]):
+                return done(1, BANNER + TEST_COMPILE_FAILURE)
+        if os.environ.get("SCRIPTED_MAVEN") == "slow-compile" and step.name.startswith("compile+test"):
+            return done(None, BANNER + "[INFO] --- maven-compiler-plugin:3.13.0:testCompile (default-testCompile) @ calc ---\n", True)
         if step.name in ("test-compile", "prebuild", "prebuild-tests"):  # the compiles stored once per tree
             return done(0, BANNER)
         if step.name == "effective-pom":
@@ -114,8 +143,9 @@ class ScriptedMaven:
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text("<project><artifactId>calc</artifactId></project>")
             return done(0, BANNER)
-        with STEPS.open("a") as log:
-            log.write(json.dumps({"argv": list(step.argv), "test_network": step.test_network}) + "\n")
+        if os.environ.get("SCRIPTED_MAVEN") not in UNCOMPILABLE:
+            with STEPS.open("a") as log:
+                log.write(json.dumps({"argv": list(step.argv), "test_network": step.test_network}) + "\n")
         selector = next((a[len("-Dtest="):] for a in step.argv if a.startswith("-Dtest=")), None)
         tests = declared(workspace)
         if selector is None:
@@ -358,6 +388,108 @@ def test_gold_tests_failing_on_v0_make_an_invalid_instance_with_their_output(
         "p.CalcTest",  # the whole class
         None,  # the module's whole test phase: no -Dtest
     ]
+
+
+@pytest.mark.parametrize("jdks", ["17", "11,17,21"])
+def test_gold_that_does_not_compile_anywhere_makes_an_invalid_instance_naming_every_build(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch, jdks: str
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "uncompilable")
+    monkeypatch.setenv("SCRIPTED_JDKS", jdks)
+    _, report = _run(pytester, bench)
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "invalid_instance"
+    chosen = int(jdks.split(",", maxsplit=1)[0])  # nothing in the POM asks for more: the oldest JDK here
+    failed = (
+        "gold does not compile on V0 (test_compile_error): [ERROR] Failed to execute goal "
+        "org.apache.maven.plugins:maven-compiler-plugin:3.13.0:testCompile (default-testCompile) on project "
+        f"calc: Compilation failure; a plain cold `mvn test-compile` on JDK {chosen} fails too (test_compile_error)"
+    )
+    launches = _compiles(pytester)
+    if jdks == "17":
+        assert record["error"] == f"{failed}; no other JDK here to try"
+        assert launches[:2] == [("compile+test", 17), ("test-compile", 17)]
+    else:
+        # the nearest JDK first
+        assert record["error"] == (
+            f"{failed}, and so does gold's run on JDK 17 (test_compile_error), JDK 21 (test_compile_error)"
+        )
+        assert launches[:4] == [
+            ("compile+test", 11),
+            ("test-compile", 11),
+            ("compile+test", 17),
+            ("compile+test", 21),
+        ]
+
+
+def test_gold_compiling_on_another_jdk_takes_that_jdk_for_gold_and_predictions(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "jdk-21")
+    monkeypatch.setenv("SCRIPTED_JDKS", "11,17,21")
+    _, report = _run(pytester, bench)
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "evaluated", record["error"]
+    assert record["update"]["java_version"] == 21
+    assert record["update"]["s_exec"] == 1.0
+    launches = _compiles(pytester)
+    # gold's launch on 11, the plain compile on 11, gold on 17, gold on 21 (compiles: kept),
+    # then gold's repeated run and the prediction's launch on gold's JDK (calc__two's ladder next)
+    assert launches[:6] == [
+        ("compile+test", 11),
+        ("test-compile", 11),
+        ("compile+test", 17),
+        ("compile+test", 21),
+        ("compile+test", 21),
+        ("compile+test", 21),
+    ]
+    golds = [json.loads(path.read_text()) for path in (pytester.path / "cache").rglob("*.json")]
+    gold = next(g for g in golds if g.get("key") and g.get("selection") is not None and "run" in g)
+    assert gold["java_version"] == 21
+    assert gold["run"]["jdk_retry"].startswith(
+        "JDK 21: gold does not compile on JDK 11 (test_compile_error: [ERROR] Failed to execute goal "
+    )
+    assert gold["run"]["jdk_retry"].endswith(
+        "Compilation failure); not on JDK 17 either (test_compile_error); it does on JDK 21"
+    )
+
+
+def test_gold_compiling_only_in_a_plain_build_is_the_harness_error(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "launch-only")
+    monkeypatch.setenv("SCRIPTED_JDKS", "11,17")
+    _, report = _run(pytester, bench)
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "error"
+    assert record["error"].startswith(
+        "gold does not compile in the harness's launch on V0 (test_compile_error: [ERROR] Failed to execute goal "
+    )
+    assert record["error"].endswith(
+        "but does in a plain cold `mvn test-compile` on JDK 11 (nothing stored reused, no warm Maven JVM): "
+        "the harness's build is at fault, not the instance"
+    )
+    # the plain build decided: no other JDK was tried
+    assert _compiles(pytester)[:2] == [("compile+test", 11), ("test-compile", 11)]
+    assert ("compile+test", 17) not in _compiles(pytester)
+
+
+def test_gold_running_out_of_time_compiling_is_the_harness_error_not_an_invalid_instance(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "slow-compile")
+    _, report = _run(pytester, bench, "--tebench-timeout-compile=90")
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "error"
+    assert record["error"] == (
+        "gold build on V0 failed for harness reasons (timeout:test-compile): timed out after 0 s during test-compile"
+    )
+
+
+def _compiles(pytester: pytest.Pytester) -> list[tuple[str, int]]:
+    """The compiling launches the scripted Maven saw, in order, with their JDKs; a launch the
+    harness repeats on its own (``compile+test-again``: its stored builds left out) not listed."""
+    return [(s["name"], s["java"]) for s in _steps(pytester) if not s["name"].endswith("-again")]
 
 
 def _steps(pytester: pytest.Pytester) -> list[dict[str, Any]]:

@@ -7,6 +7,13 @@ new port), a module path opens only the selected classes' packages. So the faili
 again the way the project's own build runs them (:class:`~.update.UpdateEvaluator` runs, this
 module decides):
 
+0. **Compile.** Gold that does not compile on V0 is built again before it blames the instance.
+   First a plain cold
+   ``mvn test-compile`` on the same JDK (nothing stored reused, no warm Maven JVM): compiling
+   there, the harness's accelerated build is at fault, an ``error``. Failing there too, gold's
+   run goes to every other JDK here, nearest first (not with ``--tebench-jdk``): the first that
+   compiles it is gold's JDK from then on, and every prediction's. Only when none does is the
+   instance ``invalid_instance``, its reason naming each build that failed.
 1. **Host.** A failure that shows a test could not reach an external host
    (:mod:`~pytest_tebench.run.maven.hosts`) is ``unsupported_environment`` naming it: the
    sandbox has no network unless ``--tebench-network``.
@@ -42,6 +49,9 @@ from pytest_tebench.run.maven.surefire import FAILED
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.surefire import TestOutcome
+from pytest_tebench.run.maven.testrun import COMPILE_ERROR
+from pytest_tebench.run.maven.testrun import NO_TESTS
+from pytest_tebench.run.maven.testrun import TEST_COMPILE_ERROR
 from pytest_tebench.run.maven.testrun import SelectionRun
 
 #: What each run of the check is called in reasons.
@@ -138,3 +148,44 @@ def module_verdict(
         f"full test run ({', '.join(str(t) for t in suspects)} passed): the harness's selection is at "
         "fault, not the instance",
     )
+
+
+# -- 0. compile ---------------------------------------------------------------------------
+
+
+def compile_failed(run: SelectionRun) -> bool:
+    """Gold's build stopped at a compile error, of the production or the test sources."""
+    return run.status in (COMPILE_ERROR, TEST_COMPILE_ERROR)
+
+
+def other_jdks(offered: Iterable[int], ran: int) -> list[int]:
+    """The JDKs to build gold with after JDK ``ran`` failed to compile it: every other one
+    offered, the nearest first (of two as near, the newer: a build that outgrew its declared
+    level is the commoner case in TEBench's years)."""
+    return sorted({v for v in offered if v != ran}, key=lambda v: (abs(v - ran), -v))
+
+
+def plain_compile_verdict(run: SelectionRun, plain: SelectionRun) -> Verdict | None:
+    """The harness's ``error`` when gold failed to compile in the harness's launch (``run``) and
+    compiled in the plain cold build (``plain``, an empty selection: ``no_tests`` once compiled);
+    None when the plain build failed too."""
+    if plain.status != NO_TESTS:
+        return None
+    return Verdict(
+        HarnessError.status,
+        f"gold does not compile in the harness's launch on V0 ({run.status}: {run.error}) but does in a "
+        f"plain cold `mvn test-compile` on JDK {plain.java_version} (nothing stored reused, no warm "
+        "Maven JVM): the harness's build is at fault, not the instance",
+    )
+
+
+def compile_confirmation(plain: SelectionRun, others: Sequence[tuple[int, str]], *, forced: str) -> str:
+    """What gold's ``invalid_instance`` reason adds once nothing compiled it: the plain build's
+    failure and each other JDK's (``(version, what happened)``), or that ``--tebench-jdk``
+    (``forced``) kept the others out."""
+    said = f"a plain cold `mvn test-compile` on JDK {plain.java_version} fails too ({plain.status})"
+    if forced:
+        return f"{said}; no other JDK tried: --tebench-jdk {forced} forces this one"
+    if not others:
+        return f"{said}; no other JDK here to try"
+    return f"{said}, and so does gold's run on " + ", ".join(f"JDK {v} ({what})" for v, what in others)

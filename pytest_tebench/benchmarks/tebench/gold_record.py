@@ -41,7 +41,9 @@ PASSING = (PASSED, SKIPPED)
 #: 4: failing tests run again by class, then in the module's full test run, before they make an
 #: instance invalid; a test that needs an external host is ``unsupported_environment``.
 #: 5: each method is selected as ``m+m[*]`` too: JUnit 4 ``Parameterized`` invocations ran not at all.
-GOLD_RULES = 5
+#: 6: gold that does not compile is built plainly and on every other JDK before it makes the
+#: instance invalid.
+GOLD_RULES = 6
 #: Characters of a failing test's message kept in a reason.
 _MESSAGE_CHARS = 300
 #: The selection rules a gold record (and every prediction of its instance) runs with.

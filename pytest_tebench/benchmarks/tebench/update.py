@@ -50,6 +50,7 @@ from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.testrun import SelectionRun
+from pytest_tebench.run.maven.testrun import run_selection
 from pytest_tebench.run.maven.unpublished import unbuildable_message
 from pytest_tebench.run.maven.warmup import WarmedRun
 from pytest_tebench.run.maven.warmup import run_warmed
@@ -207,14 +208,17 @@ class UpdateEvaluator:
         )
         selection = selection_of(gold_changes.methods)
         verdict: gold_check.Verdict | None = None
-        rule = ""
+        rule = unbuilt = ""
         try:
             settings = settings.scoped(workspace.path, selection)
             warmed, settings, jdk_note = self._run(
                 workspace, selection, settings, project=project, learn_jdk=True
             )
+            _raise_for_harness(warmed.run, "gold build on V0", _warmup_timings(warmed))
+            warmed, settings, jdk_note, unbuilt = self._rule_out_compile(
+                workspace, selection, settings, warmed, jdk_note, project=project
+            )
             run = warmed.run
-            _raise_for_harness(run, "gold build on V0", _warmup_timings(warmed))
             run, flaky = self._measure(workspace, selection, settings, run, warmed)
             if run.compile_ok and run.test_compile_ok:
                 if run.by_class:
@@ -228,6 +232,8 @@ class UpdateEvaluator:
         finally:
             workspace.checkout("v-0.5")
         invalid = gold_record.invalid_reason(run, flaky)
+        if invalid and unbuilt:
+            invalid = f"{invalid}; {unbuilt}"
         if not invalid and verdict is not None and verdict.status == gold_record.InvalidInstance.status:
             invalid, verdict = verdict.reason, None
         coverage = run.coverage
@@ -269,6 +275,55 @@ class UpdateEvaluator:
             "seconds": time.perf_counter() - started,
             "flaky": flaky,
         }
+
+    def _rule_out_compile(
+        self,
+        workspace: Workspace,
+        selection: list[TestId],
+        settings: RunSettings,
+        warmed: WarmedRun,
+        jdk_note: str,
+        *,
+        project: str,
+    ) -> tuple[WarmedRun, RunSettings, str, str]:
+        """Gold's V0 build that did not compile, built again before it blames the instance
+        (:mod:`.gold_check`, step 0): plainly on its JDK, then gold's run on every other JDK here.
+        Returns the run gold keeps, its settings, the JDK note (a JDK that compiled it is named
+        there) and, when nothing compiled it, what the checks found (else "")."""
+        run, timings = warmed.run, _warmup_timings(warmed)
+        if not gold_check.compile_failed(run):
+            return warmed, settings, jdk_note, ""
+        # one cold `mvn test-compile`: no stored build, no warm JVM (compile steps never run warm)
+        plain_settings = replace(settings, prebuilt=None, coverage=False, split_launches=True)
+        plain = run_selection(self._executor(), workspace.path, [], plain_settings)
+        _raise_for_harness(plain, "gold's plain compile on V0", timings)
+        verdict = gold_check.plain_compile_verdict(run, plain)
+        if verdict is not None:
+            raise HarnessError(
+                verdict.reason, log_tail=_run_log_tail(run), timings={**timings, **run.timings}
+            )
+        if self.settings.jdk:
+            confirmed = gold_check.compile_confirmation(plain, [], forced=self.settings.jdk)
+            return warmed, settings, jdk_note, confirmed
+        others: list[tuple[int, str]] = []
+        for version in gold_check.other_jdks(self._executor().java_versions(), settings.java_version):
+            try:
+                moved = settings.on_jdk(workspace.path, version)
+                again, moved, _ = self._run(workspace, selection, moved, project=project)
+            except HarnessError as exc:  # no build on this JDK (its warm-up failed): no evidence
+                others.append((version, f"not built: {(str(exc).splitlines() or [''])[0][:200]}"))
+                continue
+            if not (again.run.compile_ok and again.run.test_compile_ok):
+                others.append((version, again.run.status))  # a build or time failure: no evidence either
+                continue
+            _raise_for_harness(again.run, f"gold build on V0 with JDK {version}", _warmup_timings(again))
+            failed_too = "".join(f"; not on JDK {v} either ({what})" for v, what in others)
+            note = (
+                f"JDK {version}: gold does not compile on JDK {settings.java_version} "
+                f"({run.status}: {run.error}){failed_too}; it does on JDK {version}"
+            )
+            return again, moved, "; ".join(filter(None, (jdk_note, note))), ""
+        return warmed, settings, jdk_note, gold_check.compile_confirmation(plain, others, forced="")
 
     def _rule_out_harness(
         self,
