@@ -76,6 +76,36 @@ def test_environment_and_placeholders(
     assert result.argv[0] == "sh"
 
 
+def test_locale_and_time_zone_are_the_image_s_not_the_host_s(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a host in the POSIX locale and New York: javac and the JVM would read ASCII sources and
+    # local dates there, where the Docker image has C.UTF-8 and UTC
+    monkeypatch.setenv("LANG", "POSIX")
+    monkeypatch.setenv("LC_ALL", "POSIX")
+    monkeypatch.setenv("LC_CTYPE", "POSIX")
+    monkeypatch.setenv("TZ", "America/New_York")
+    executor = LocalExecutor()
+    java = executor.java_versions()[0]
+    step = BuildStep(
+        name="settings",
+        argv=(
+            "sh",
+            "-c",
+            'echo "$LANG|${LC_ALL-unset}|${LC_CTYPE-unset}|$TZ"; java -XshowSettings:properties -version 2>&1',
+        ),
+        timeout=60,
+        java_version=java,
+    )
+    result = executor.run(workspace, step, maven_repo=tmp_path / "m2")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "C.UTF-8|unset|unset|UTC"
+    # the JVM itself: sources and text files read as UTF-8 (JDK 17 takes it from the locale)
+    assert "    sun.jnu.encoding = UTF-8" in lines
+    assert "    file.encoding = UTF-8" in lines
+
+
 def test_failing_command_does_not_raise(fake_jdk: Path, workspace: Path) -> None:
     result = LocalExecutor(jdks={17: fake_jdk}).run(
         workspace, sh("echo bad >&2; exit 3"), maven_repo=workspace

@@ -59,7 +59,12 @@ SCRUBBED_ENV = (
     "MAVEN_CONFIG",
     "M2_HOME",
     "CLASSPATH",
+    "LANGUAGE",
 )
+#: The locale and time zone of every step, as the Docker image has them (``LANG=C.UTF-8``, UTC;
+#: the host's ``LC_*`` go): javac reads sources whose POM declares no encoding in the locale's
+#: charset, and date and formatting tests read both, so a verdict must not follow the host's.
+FIXED_ENV = (("LANG", "C.UTF-8"), ("TZ", "UTC"))
 
 
 class LocalExecutor:
@@ -90,7 +95,8 @@ class LocalExecutor:
 
     def toolchain(self) -> str:
         jdks = ",".join(f"{version}={self.jdks[version]}" for version in sorted(self.jdks))
-        return f"local:jdks={jdks};mvn={shutil.which('mvn') or ''};toolchains={toolchains.ORDER}"
+        fixed = ",".join(f"{key}={value}" for key, value in FIXED_ENV)
+        return f"local:jdks={jdks};mvn={shutil.which('mvn') or ''};toolchains={toolchains.ORDER};env={fixed}"
 
     def java_home(self, version: int) -> Path:
         home = self.jdks.get(version)
@@ -114,7 +120,12 @@ class LocalExecutor:
         return program
 
     def _environment(self, step: BuildStep, java_home: Path | None) -> dict[str, str]:
-        env = {key: value for key, value in os.environ.items() if key not in SCRUBBED_ENV}
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in SCRUBBED_ENV and not key.startswith("LC_")
+        }
+        env.update(FIXED_ENV)
         env.update(step.env)
         if java_home is not None:
             env["JAVA_HOME"] = str(java_home)
