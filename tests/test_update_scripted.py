@@ -129,6 +129,12 @@ class ScriptedMaven:
                 return done(1, "[INFO] Downloading from central\n[ERROR] Could not transfer artifact "
                                "org.apache:commons-parent:pom:70 from/to central: Connection reset\n")
             return done(1, BANNER + MISSING)
+        if os.environ.get("SCRIPTED_UNREACHABLE_JDK") == str(step.java_version):
+            # this JDK's build needs an artifact the repository lacks, and its warm-up cannot fetch it
+            if step.network:
+                return done(1, "[ERROR] Could not transfer artifact org.apache:commons-parent:pom:70 from/to "
+                               "central: Connection reset\n")
+            return done(1, BANNER + MISSING)
         if os.environ.get("SCRIPTED_MAVEN") in UNCOMPILABLE and step.name.startswith(("test-compile", "compile+test")):
             with STEPS.open("a") as log:
                 log.write(json.dumps({"name": step.name, "java": step.java_version, "argv": list(step.argv)}) + "\n")
@@ -451,6 +457,25 @@ def test_gold_compiling_on_another_jdk_takes_that_jdk_for_gold_and_predictions(
     )
     assert gold["run"]["jdk_retry"].endswith(
         "Compilation failure); not on JDK 17 either (test_compile_error); it does on JDK 21"
+    )
+
+
+def test_a_jdk_whose_build_cannot_be_prepared_is_no_evidence_and_the_next_one_is_tried(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "jdk-21")
+    monkeypatch.setenv("SCRIPTED_JDKS", "11,17,21")
+    monkeypatch.setenv("SCRIPTED_UNREACHABLE_JDK", "17")
+    _, report = _run(pytester, bench)
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert record["status"] == "evaluated", record["error"]
+    assert record["update"]["java_version"] == 21
+    golds = [json.loads(path.read_text()) for path in (pytester.path / "cache").rglob("*.json")]
+    gold = next(g for g in golds if g.get("key") and g.get("selection") is not None and "run" in g)
+    assert gold["run"]["jdk_retry"].endswith(
+        "Compilation failure); not on JDK 17 either (not built: cannot prepare the Maven repository for this "
+        "project: warm-up test-compile failed: [ERROR] Could not transfer artifact org.apache:commons-parent:pom:70 "
+        "from/to central: Connection reset); it does on JDK 21"
     )
 
 
