@@ -187,3 +187,55 @@ def test_a_commit_needing_a_snapshot_nobody_publishes_is_unsupported_without_a_b
         "unsupported environment: unbuildable here: the build needs artifacts published in no repository "
         "reachable from here: org.apache.commons:commons-numbers-core:jar:1.0-SNAPSHOT"
     )
+
+
+@pytest.mark.maven
+def test_gold_tests_jupiter_never_runs_are_left_out_and_a_commit_left_with_none_is_rejected(
+    make_history: Callable[[str], History], tmp_path: Path
+) -> None:
+    # a private @Test method: Jupiter runs no private method, so the project's build never ran it
+    counter = "src/main/java/org/tebench/order/Counter.java"
+    counter_test = "src/test/java/org/tebench/order/CounterTest.java"
+    source = "package org.tebench.order;\n\nclass Counter {\n    static int next(int n) {\n        return n + 1;\n    }\n}\n"
+
+    def tests(on: str, twice: str) -> str:
+        return (
+            "package org.tebench.order;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\n"
+            "import org.junit.jupiter.api.Test;\n\nclass CounterTest {\n"
+            f"    @Test\n    void countsOn() {{\n{on}    }}\n\n"
+            f"    @Test\n    private void countsTwice() {{\n{twice}    }}\n}}\n"
+        )
+
+    def checks(step: int, offset: int) -> str:
+        return "".join(
+            f"        assertEquals({n + step + offset}, Counter.next({n}));\n" for n in range(1, 4)
+        )
+
+    h = make_history("order")
+    pom = (Path(__file__).parent / "fixtures" / "mini-maven" / "pom.xml").read_text()
+    h.commit({"pom.xml": pom, counter: source, counter_test: tests(checks(1, 0), checks(1, 100))}, "V-1")
+    both = h.commit(
+        {counter: source.replace("n + 1", "n + 2"), counter_test: tests(checks(2, 0), checks(2, 200))},
+        "count by two",
+    )
+    private_only = h.commit(
+        {counter: source.replace("n + 1", "n + 3"), counter_test: tests(checks(2, 0), checks(3, 300))},
+        "count by three",
+    )
+    out = tmp_path / "dataset.jsonl"
+    command = [
+        sys.executable, "-m", "pytest_tebench.cli", "build", str(h.path), "--repo", "tebench/order",
+        "--out", str(out), "--executor", "local", "--cache-dir", str(tmp_path / "cache"),
+        "--maven-repo", str(TEST_MAVEN_REPO),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    # both changed: countsOn ran and countsTwice ran nowhere, not even in the module's whole test
+    # phase where its class ran; the instance stands on countsOn (evaluation leaves countsTwice out)
+    assert [row["instance_id"] for row in rows] == [f"order__{both[:8]}"]
+    rejections = json.loads(out.with_name("dataset.jsonl.rejections.json").read_text())["commits"]
+    assert rejections[private_only] == (
+        "none of gold's selected tests runs in the project's own build: org.tebench.order.CounterTest#countsTwice "
+        "(its class runs in the module's full test run and it does not: no test to the class's runner)"
+    )

@@ -335,3 +335,71 @@ def test_which_gold_runs_failed_to_compile(
 ) -> None:
     run = SelectionRun(status=status, compile_ok=compile_ok, test_compile_ok=test_compile_ok)
     assert gold_check.compile_failed(run) is failed
+
+
+#: JUnit Jupiter runs no private method, @Test or not: no test to its class's runner, though the
+#: annotation makes it one of gold's changed test methods.
+PRIVATE_TEST_V1 = """\
+package org.tebench.order;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class CounterTest {
+    @Test
+    void countsOn() {
+        assertEquals(2, Counter.next(1));
+    }
+
+    @Test
+    private void countsTwice() {
+        assertEquals(3, Counter.next(Counter.next(1)));
+    }
+}
+"""
+
+
+@pytest.mark.maven
+def test_a_gold_test_jupiter_never_runs_leaves_the_selection_after_the_module_run(
+    make_history: Callable[[str], History], pytester: pytest.Pytester
+) -> None:
+    history = make_history("order")
+    pom = (Path(__file__).parent / "fixtures" / "mini-maven" / "pom.xml").read_text()
+    v1 = history.commit({"pom.xml": pom, COUNTER: COUNTER_V1, COUNTER_TEST: PRIVATE_TEST_V1}, "V-1")
+    v0 = history.commit(
+        {
+            COUNTER: COUNTER_V1.replace("n + 1", "n + 2"),
+            COUNTER_TEST: PRIVATE_TEST_V1.replace("(2, Counter", "(3, Counter").replace(
+                "(3, Counter.next(C", "(5, Counter.next(C"
+            ),
+        },
+        "count by two",
+    )
+    row = history.instance_row(v1, v0, instance_id="order__two", repo="tebench/order", labels=["breaking"])
+    report_path = pytester.path / "report.json"
+    result = pytester.runpytest(
+        "--tebench-predictions=gold",
+        f"--tebench-dataset={write_jsonl(pytester.path / 'dataset.jsonl', [row])}",
+        f"--tebench-repos={history.path.parent}",
+        f"--tebench-cache-dir={pytester.path / 'cache'}",
+        f"--tebench-maven-repo={TEST_MAVEN_REPO}",
+        "--tebench-offline",
+        "--tebench-executor=local",
+        "--tebench-gold-runs=1",
+        f"--tebench-report={report_path}",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+    )
+    result.assert_outcomes(passed=1)
+    record = json.loads(report_path.read_text())["results"][0]
+    update = record["update"]
+    assert (record["status"], update["s_exec"]) == ("evaluated", 1.0), record["error"]
+    # countsTwice ran neither by method nor by class nor in the module's whole test phase, where
+    # countsOn did: it leaves gold's selection and the prediction's
+    assert update["gold"]["not_tests"] == ["org.tebench.order.CounterTest#countsTwice"]
+    assert update["gold"]["selection"] == ["org.tebench.order.CounterTest#countsOn"]
+    assert update["selection"] == ["org.tebench.order.CounterTest#countsOn"]
+    assert [t["status"] for t in update["tests"]] == ["passed"]

@@ -171,7 +171,9 @@ class ScriptedMaven:
             cls, _, methods = part.partition("#")
             cases = []
             # m[*] selects JUnit 4 Parameterized invocations (steps.selectors): none here
-            for method in (m for m in methods.split("+") if "[" not in m):
+            # a legacy* method is no test to its class's runner (a JUnit 4 @Test in a JUnit 3
+            # TestCase): never run, however selected, while the rest of its class runs
+            for method in (m for m in methods.split("+") if "[" not in m and not m.startswith("legacy")):
                 failure = ""
                 if mode in FAILS_IN.get(scenario, ()):
                     failure = "<failure message='expected: &lt;2&gt; but was: &lt;3&gt;'/>"
@@ -509,6 +511,64 @@ def test_gold_running_out_of_time_compiling_is_the_harness_error_not_an_invalid_
     assert record["error"] == (
         "gold build on V0 failed for harness reasons (timeout:test-compile): timed out after 0 s during test-compile"
     )
+
+
+@pytest.mark.parametrize("legacy_only", [False, True])
+def test_a_gold_test_its_class_s_runner_never_runs_leaves_every_selection(
+    make_history: Callable[[str], History], pytester: pytest.Pytester, legacy_only: bool
+) -> None:
+    h = make_history("calc")
+    pom = "<project><modelVersion>4.0.0</modelVersion></project>\n"
+    test = "package p;\n\nclass CalcTest {\n    @Test void adds() { check(1); }\n\n    @Test void legacyAdds() { check(1); }\n}\n"
+    c0 = h.commit(
+        {
+            "pom.xml": pom,
+            MAIN: "package p;\nclass Calc { int add(int a, int b) { return a + b; } }\n",
+            TEST: test,
+        }
+    )
+    changed = test.replace("legacyAdds() { check(1); }", "legacyAdds() { check(2); }")
+    if not legacy_only:
+        changed = changed.replace("adds() { check(1); }", "adds() { check(3); }")
+    c1 = h.commit(
+        {MAIN: "package p;\nclass Calc { int add(int a, int b) { return b + a; } }\n", TEST: changed}
+    )
+    row = h.instance_row(c0, c1, instance_id="calc__legacy", repo="acme/calc", labels=["stale"])
+    bench = {
+        "dataset": write_jsonl(pytester.path / "dataset.jsonl", [row]),
+        "predictions": write_jsonl(
+            pytester.path / "run.jsonl",
+            [{"instance_id": "calc__legacy", "model_name_or_path": "m", "model_patch": row["test_patch"]}],
+        ),
+        "repos": h.path.parent,
+    }
+    pytester.makeconftest(CONFTEST)
+    _, report = _run(pytester, bench)
+    (record,) = report["results"]
+    selectors = [_selector(step["argv"]) for step in _steps(pytester)]
+    if legacy_only:
+        assert record["status"] == "invalid_instance"
+        assert record["error"] == (
+            "none of gold's selected tests runs in the project's own build: p.CalcTest#legacyAdds (its class "
+            "runs in the module's full test run and it does not: no test to the class's runner)"
+        )
+        # by method (twice: the flakiness run), by class, the module's whole test phase
+        assert selectors == ["p.CalcTest#legacyAdds+legacyAdds[*]"] * 2 + ["p.CalcTest", None]
+        return
+    assert record["status"] == "evaluated", record["error"]
+    update = record["update"]
+    assert update["gold"]["not_tests"] == ["p.CalcTest#legacyAdds"]
+    assert update["gold"]["selection"] == ["p.CalcTest#adds"]
+    assert update["selection"] == ["p.CalcTest#adds"] and update["s_exec"] == 1.0
+    assert selectors == [
+        "p.CalcTest#adds+adds[*]+legacyAdds+legacyAdds[*]",  # gold by method, twice
+        "p.CalcTest#adds+adds[*]+legacyAdds+legacyAdds[*]",
+        "p.CalcTest",  # by class: adds runs, legacyAdds does not
+        None,  # the module's whole test phase: the class runs, legacyAdds does not
+        "p.CalcTest#adds+adds[*]",  # gold again without it, twice
+        "p.CalcTest#adds+adds[*]",
+        "p.CalcTest#adds+adds[*]",  # the prediction: gold's copy, legacyAdds left out
+    ]
 
 
 def _compiles(pytester: pytest.Pytester) -> list[tuple[str, int]]:

@@ -34,6 +34,8 @@ from typing import Any
 
 from pytest_tebench import __version__
 from pytest_tebench.benchmarks.building import BuildEnvironment
+from pytest_tebench.benchmarks.tebench.gold_check import no_test_left_reason
+from pytest_tebench.benchmarks.tebench.gold_check import not_tests_of_their_runner
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import test_changes
 from pytest_tebench.benchmarks.tebench.update_methods import selection_of
@@ -42,6 +44,8 @@ from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.java.parser import identity_key
 from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
+from pytest_tebench.run.executor import Executor
+from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
@@ -269,12 +273,19 @@ def _labelled(
         )
     if not (v0.compile_ok and v0.test_compile_ok):
         return f"V0 does not compile ({v0.status})"
-    missed = [f"{o.test}: {o.message or 'no result'}" for o in v0.tests if o.status == NOT_RUN]
+    missed = [o.test for o in v0.tests if o.status == NOT_RUN]
     if missed:
-        # not run is not judged: the harness missed them (docs/scoring.md), the commit is retried
-        raise HarnessError(
-            f"{row['instance_id']}: gold's changed tests did not run on V0: " + "; ".join(missed)
-        )
+        not_tests = _not_tests_of_their_runner(executor, workspace.path, missed, settings)
+        if not_tests is None:
+            # not run is not judged: the harness missed them (docs/scoring.md), the commit is retried
+            raise HarnessError(
+                f"{row['instance_id']}: gold's changed tests did not run on V0: "
+                + "; ".join(f"{o.test}: {o.message or 'no result'}" for o in v0.tests if o.status == NOT_RUN)
+            )
+        if len(not_tests) == len(v0.tests):
+            return no_test_left_reason(not_tests)
+        # no tests to the project's build: evaluation leaves them out of every selection too
+        v0 = replace(v0, tests=tuple(o for o in v0.tests if o.status != NOT_RUN))
     failing = sorted(str(o.test) for o in v0.tests if o.status not in (PASSED, SKIPPED))
     if failing:
         return "gold's changed tests fail on V0: " + ", ".join(failing)
@@ -323,6 +334,24 @@ def _labelled(
         {f"{m.binary_class_name}.{m.name}" for c in gold.methods for m in (c.new or c.old,) if m is not None}
     )
     return row
+
+
+def _not_tests_of_their_runner(
+    executor: Executor, workspace: Path, missed: list[TestId], settings: RunSettings
+) -> list[dict[str, str]] | None:
+    """Gold's changed tests that did not run on V0, when each is no test to its class's runner
+    (by class, then in the module's whole test phase, as gold's check in evaluation decides:
+    :func:`.gold_check.not_tests_of_their_runner`); None when any is not, or a run failed."""
+    by_class = replace(settings, select_by_class=True).scoped(workspace, missed)
+    class_run = run_inherited(executor, workspace, missed, by_class)
+    if class_run.status != "ok" or any(o.status != NOT_RUN for o in class_run.tests):
+        return None
+    module = run_inherited(
+        executor, workspace, missed, replace(by_class, select_by_class=False, whole_modules=True)
+    )
+    if module.status != "ok":
+        return None
+    return not_tests_of_their_runner(missed, class_run, module)
 
 
 def _qualified(package: str, binary: str) -> str:

@@ -21,7 +21,12 @@ module decides):
    read), for the tests that failed by method and those that did not run at all (a runner whose
    invocations Surefire's method filter does not match). When they pass there, the instance
    selects by class from then on, gold and every prediction alike (the rule is stored in gold's
-   record); a test the class run does not run either is the harness's error.
+   record). A test the class run does not run either goes to its module's whole test phase:
+   when its class runs there and it does not, it is no test to its class's runner (a JUnit 4
+   ``@Test`` in a JUnit 3 ``TestCase``, as commons-collections had in 2020) and leaves every
+   selection, gold's and the predictions' (``not_tests`` in gold's record); gold runs again
+   without it, and an instance left with no test is ``invalid_instance``. Otherwise it is the
+   harness's error.
 3. **Module.** Tests still failing run in their module's whole test phase (``mvn test``, no
    ``-Dtest``, the same flags). Passing there, the harness's selection is at fault: a harness
    ``error`` quoting every run's outcome, never the instance's. Failing there too, the instance
@@ -57,6 +62,8 @@ from pytest_tebench.run.maven.testrun import SelectionRun
 #: What each run of the check is called in reasons.
 RUN_NAMES = {BY_METHOD: "selected by method", BY_CLASS: "selected by class"}
 INVALID_PREFIX = "gold fails its own selected tests on V0, in the module's full test run too"
+#: Why a selected test of gold leaves every selection (:func:`not_tests_of_their_runner`).
+NOT_A_TEST = "its class runs in the module's full test run and it does not: no test to the class's runner"
 
 
 @dataclass(frozen=True)
@@ -189,3 +196,32 @@ def compile_confirmation(plain: SelectionRun, others: Sequence[tuple[int, str]],
     if not others:
         return f"{said}; no other JDK here to try"
     return f"{said}, and so does gold's run on " + ", ".join(f"JDK {v} ({what})" for v, what in others)
+
+
+# -- 2. tests the project's own build does not run ------------------------------------------
+
+
+def not_tests_of_their_runner(
+    missed: Sequence[TestId], class_run: SelectionRun, module_run: SelectionRun
+) -> list[dict[str, str]] | None:
+    """Gold's selected tests that no run ran (``missed``: not run selected by class) as the
+    project's build has them, when each is no test to its class's runner: its class ran in the
+    class run and in the module's whole test phase (``module_run``), and it did not. ``{"test",
+    "why"}`` per test; None when any of them is not so (the harness's error then)."""
+    outcomes = module_run.outcomes
+    entries: list[dict[str, str]] = []
+    for test in missed:
+        ran_class = (
+            test.class_name in class_run.reported_classes and test.class_name in module_run.reported_classes
+        )
+        if not ran_class or outcomes.get(test, TestOutcome(test, NOT_RUN)).status != NOT_RUN:
+            return None
+        entries.append({"test": str(test), "why": NOT_A_TEST})
+    return entries
+
+
+def no_test_left_reason(entries: Sequence[dict[str, str]]) -> str:
+    """``invalid_instance``'s reason when every test gold selects is no test to its runner."""
+    return "none of gold's selected tests runs in the project's own build: " + "; ".join(
+        f"{entry['test']} ({entry['why']})" for entry in entries
+    )

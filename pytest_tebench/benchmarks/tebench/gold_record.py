@@ -42,7 +42,8 @@ PASSING = (PASSED, SKIPPED)
 #: instance invalid; a test that needs an external host is ``unsupported_environment``.
 #: 5: each method is selected as ``m+m[*]`` too: JUnit 4 ``Parameterized`` invocations ran not at all.
 #: 6: gold that does not compile is built plainly and on every other JDK before it makes the
-#: instance invalid.
+#: instance invalid; a selected test its class's runner does not run in the module's full test
+#: run leaves every selection.
 GOLD_RULES = 6
 #: Characters of a failing test's message kept in a reason.
 _MESSAGE_CHARS = 300
@@ -80,6 +81,9 @@ class GoldReference:
     selected_by: str = BY_METHOD
     #: Why gold's selection is by class ("" when by method, or when the build's Surefire says so).
     rule: str = ""
+    #: Gold's selected tests the project's build does not run (no tests to their class's runner,
+    #: :mod:`.gold_check`), left out of every selection: ``{"test": id, "why": text}``.
+    not_tests_run: tuple[dict[str, str], ...] = ()
 
     @property
     def select_by_class(self) -> bool:
@@ -88,6 +92,10 @@ class GoldReference:
     @property
     def flaky_tests(self) -> frozenset[TestId]:
         return frozenset(TestId.parse(entry["test"]) for entry in self.flaky)
+
+    @property
+    def not_tests(self) -> frozenset[TestId]:
+        return frozenset(TestId.parse(entry["test"]) for entry in self.not_tests_run)
 
     @property
     def _overlap_with_itself(self) -> CoverageOverlap:
@@ -205,6 +213,7 @@ def reference_from_record(key: str, cached: dict[str, Any]) -> GoldReference:
         maven_version=str(cached.get("maven_version") or ""),
         selected_by=str(cached.get("selected_by") or BY_METHOD),
         rule=str(cached.get("rule") or ""),
+        not_tests_run=tuple(cached.get("not_tests") or ()),
     )
 
 

@@ -69,6 +69,15 @@ class UpdateTimeout(Exception):
         self.update = update
 
 
+class _NotTests(Exception):
+    """Gold's selected tests that are no tests to the project's own build (``entries``:
+    ``{"test", "why"}``): gold runs again without them."""
+
+    def __init__(self, entries: list[dict[str, str]]) -> None:
+        super().__init__(", ".join(entry["test"] for entry in entries))
+        self.entries = entries
+
+
 class UpdateEvaluator:
     """Runs gold (cached) and prediction builds for one item and computes the update block."""
 
@@ -208,30 +217,42 @@ class UpdateEvaluator:
         )
         selection = selection_of(gold_changes.methods)
         verdict: gold_check.Verdict | None = None
-        rule = unbuilt = ""
+        rule = unbuilt = no_test_left = ""
+        not_tests: list[dict[str, str]] = []
         try:
-            settings = settings.scoped(workspace.path, selection)
-            warmed, settings, jdk_note = self._run(
-                workspace, selection, settings, project=project, learn_jdk=True
-            )
-            _raise_for_harness(warmed.run, "gold build on V0", _warmup_timings(warmed))
-            warmed, settings, jdk_note, unbuilt = self._rule_out_compile(
-                workspace, selection, settings, warmed, jdk_note, project=project
-            )
-            run = warmed.run
-            run, flaky = self._measure(workspace, selection, settings, run, warmed)
-            if run.compile_ok and run.test_compile_ok:
-                if run.by_class:
-                    _raise_for_not_run(run, warmed)
-                # selected by method, a test that did not run goes to the class run with the
-                # failing ones: a runner Surefire's method filter cannot match (JUnit 4's
-                # Parameterized before m[*], JUnitParams...) runs there, else it is the error
-                run, flaky, settings, rule, verdict = self._rule_out_harness(
-                    workspace, selection, settings, run, flaky=flaky, warmed=warmed
+            while True:
+                settings = settings.scoped(workspace.path, selection)
+                warmed, settings, jdk_note = self._run(
+                    workspace, selection, settings, project=project, learn_jdk=True
                 )
+                _raise_for_harness(warmed.run, "gold build on V0", _warmup_timings(warmed))
+                warmed, settings, jdk_note, unbuilt = self._rule_out_compile(
+                    workspace, selection, settings, warmed, jdk_note, project=project
+                )
+                run = warmed.run
+                run, flaky = self._measure(workspace, selection, settings, run, warmed)
+                try:
+                    if run.compile_ok and run.test_compile_ok:
+                        if run.by_class:
+                            self._left_out_by_runner(workspace, run, settings, warmed)
+                        # selected by method, a test that did not run goes to the class run with
+                        # the failing ones: a runner Surefire's method filter cannot match (JUnit
+                        # 4's Parameterized before m[*], JUnitParams...) runs there
+                        run, flaky, settings, rule, verdict = self._rule_out_harness(
+                            workspace, selection, settings, run, flaky=flaky, warmed=warmed
+                        )
+                except _NotTests as left:
+                    # gold again without them (the runs so far measured them too)
+                    not_tests.extend(left.entries)
+                    gone = {entry["test"] for entry in left.entries}
+                    selection = [test for test in selection if str(test) not in gone]
+                    if selection:
+                        continue
+                    no_test_left = gold_check.no_test_left_reason(not_tests)
+                break
         finally:
             workspace.checkout("v-0.5")
-        invalid = gold_record.invalid_reason(run, flaky)
+        invalid = no_test_left or gold_record.invalid_reason(run, flaky)
         if invalid and unbuilt:
             invalid = f"{invalid}; {unbuilt}"
         if not invalid and verdict is not None and verdict.status == gold_record.InvalidInstance.status:
@@ -274,6 +295,8 @@ class UpdateEvaluator:
             },
             "seconds": time.perf_counter() - started,
             "flaky": flaky,
+            # gold's selected tests the project's build does not run, left out of every selection
+            "not_tests": not_tests,
         }
 
     def _rule_out_compile(
@@ -354,7 +377,7 @@ class UpdateEvaluator:
             by_class = replace(settings, select_by_class=True)
             whole = run_inherited(self._executor(), workspace.path, selection, by_class)
             _raise_for_harness(whole, "gold's tests selected by class on V0", timings)
-            _raise_for_not_run(whole, warmed)
+            self._left_out_by_runner(workspace, whole, settings, warmed)
             if gold_check.class_rule_holds(failures, whole):
                 rule = gold_check.class_rule(failures)
                 settings = by_class
@@ -369,6 +392,23 @@ class UpdateEvaluator:
         module = run_inherited(self._executor(), workspace.path, [o.test for o in failures], full)
         _raise_for_harness(module, "the module's full test run on V0", timings)
         return run, flaky, settings, rule, gold_check.module_verdict(history, module, network=network)
+
+    def _left_out_by_runner(
+        self, workspace: Workspace, class_run: SelectionRun, settings: RunSettings, warmed: WarmedRun
+    ) -> None:
+        """Gold's selected tests that did not run selected by class go to their module's whole test
+        phase: :class:`_NotTests` when each is no test to its class's runner there
+        (:func:`.gold_check.not_tests_of_their_runner`), the harness's error otherwise."""
+        missed = [o.test for o in class_run.tests if o.status == NOT_RUN]
+        if not missed:
+            return
+        full = replace(settings, select_by_class=False, whole_modules=True, coverage=False)
+        module = run_inherited(self._executor(), workspace.path, missed, full)
+        _raise_for_harness(module, "the module's full test run on V0", _warmup_timings(warmed))
+        entries = gold_check.not_tests_of_their_runner(missed, class_run, module)
+        if entries is not None:
+            raise _NotTests(entries)
+        _raise_for_not_run(class_run, warmed)  # raises: ``missed`` is not empty
 
     def _measure(
         self,
@@ -424,7 +464,7 @@ class UpdateEvaluator:
             settings = replace(settings, select_by_class=True)
         methods = method_sets(workspace, gold_changes, predicted)
         flaky = gold.flaky_tests
-        selection = sorted(set(methods.prediction_selection()) - flaky)
+        selection = sorted(set(methods.prediction_selection()) - flaky - gold.not_tests)
         try:
             settings = settings.scoped(workspace.path, [*selection, *gold.selection])
             # a warm-up runs gold's tests online, never the prediction's
@@ -499,6 +539,8 @@ class UpdateEvaluator:
                 "rule": gold.rule or None,
                 # gold's flaky tests, left out of every selection (empty for a stable instance)
                 "flaky": sorted(str(t) for t in flaky),
+                # gold's tests the project's build does not run (no tests to their runner), left out too
+                "not_tests": sorted(str(t) for t in gold.not_tests),
             },
             "java_version": settings.java_version,
             "maven_version": run.maven_version or settings.maven_version or None,

@@ -103,6 +103,9 @@ class SelectionRun:
     #: What the launch did with the stored production build (``reused <key>``, ``built <key>``,
     #: ``off: <why>``; "" when not asked for).
     prebuilt: str = ""
+    #: The classes Surefire reported any test case of in this launch, selected or not: a selected
+    #: method without a result whose class ran is no test to that class's runner.
+    reported_classes: frozenset[str] = frozenset()
 
     @property
     def outcomes(self) -> dict[TestId, TestOutcome]:
@@ -332,6 +335,7 @@ class _Run:
             for case in read_reports(self.workspace / relative)
         ]
         outcomes = check_against_console(outcomes_for(self.chosen, reports), reports, tested.output)
+        reported = frozenset(case.class_name for case in reports)
         self.explain_not_run(outcomes, tested.output)
         if tested.timed_out:
             phase = "test" if name == "test" else mavenlog.phase_at_end(tested.output)
@@ -371,6 +375,7 @@ class _Run:
             coverage=coverage,
             coverage_error=coverage_error,
             error=error,
+            reported_classes=reported,
         )
 
     def launch(self, step: BuildStep) -> StepResult:
