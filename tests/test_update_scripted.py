@@ -543,7 +543,7 @@ def test_a_gold_test_its_class_s_runner_never_runs_leaves_every_selection(
         "repos": h.path.parent,
     }
     pytester.makeconftest(CONFTEST)
-    _, report = _run(pytester, bench)
+    result, report = _run(pytester, bench)
     (record,) = report["results"]
     selectors = [_selector(step["argv"]) for step in _steps(pytester)]
     if legacy_only:
@@ -560,6 +560,12 @@ def test_a_gold_test_its_class_s_runner_never_runs_leaves_every_selection(
     assert update["gold"]["not_tests"] == ["p.CalcTest#legacyAdds"]
     assert update["gold"]["selection"] == ["p.CalcTest#adds"]
     assert update["selection"] == ["p.CalcTest#adds"] and update["s_exec"] == 1.0
+    assert report["summary"]["m"]["not_tests_gold"] == ["calc__legacy"]
+    result.stdout.fnmatch_lines(
+        [
+            "*gold tests the project's build never runs were left out of the selection of 1 instance(s): calc__legacy*"
+        ]
+    )
     assert selectors == [
         "p.CalcTest#adds+adds[*]+legacyAdds+legacyAdds[*]",  # gold by method, twice
         "p.CalcTest#adds+adds[*]+legacyAdds+legacyAdds[*]",

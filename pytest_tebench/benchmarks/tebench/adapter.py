@@ -319,6 +319,12 @@ class TebenchAdapter:
                     f"  flaky gold tests were dropped from the selection of {len(flaky)} instance(s): "
                     + ", ".join(flaky)
                 )
+            not_tests = model_summary.get("not_tests_gold") or []
+            if not_tests:
+                lines.append(
+                    "  gold tests the project's build never runs were left out of the selection of "
+                    f"{len(not_tests)} instance(s): " + ", ".join(not_tests)
+                )
             lines.extend(format_identification_table(model, model_summary))
             if model_summary.get("update"):
                 lines.extend(format_update_table(model, model_summary))

@@ -107,6 +107,12 @@ def _summarise_model(records: Sequence[Record], update_scoring: str | None) -> d
         "flaky_gold": sorted(
             str(r["instance_id"]) for r in records if ((r.get("update") or {}).get("gold") or {}).get("flaky")
         ),
+        # instances whose gold selected tests the project's build never runs (left out likewise)
+        "not_tests_gold": sorted(
+            str(r["instance_id"])
+            for r in records
+            if ((r.get("update") or {}).get("gold") or {}).get("not_tests")
+        ),
     }
 
 
