@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -214,21 +215,24 @@ class CounterTest {
 """
 
 
-@pytest.mark.maven
-def test_a_gold_test_that_fails_only_selected_alone_makes_the_instance_select_by_class(
-    make_history: Callable[[str], History], pytester: pytest.Pytester
-) -> None:
+def _counter_instance(
+    make_history: Callable[[str], History], test_v1: str, test_v0: str
+) -> tuple[History, dict[str, Any]]:
+    """An instance of the mini-maven project: ``Counter.next`` counts by two from V0 on, and the
+    test class goes from ``test_v1`` to ``test_v0``."""
     history = make_history("order")
     pom = (Path(__file__).parent / "fixtures" / "mini-maven" / "pom.xml").read_text()
-    v1 = history.commit({"pom.xml": pom, COUNTER: COUNTER_V1, COUNTER_TEST: COUNTER_TEST_V1}, "V-1")
+    v1 = history.commit({"pom.xml": pom, COUNTER: COUNTER_V1, COUNTER_TEST: test_v1}, "V-1")
     v0 = history.commit(
-        {
-            COUNTER: COUNTER_V1.replace("n + 1", "n + 2"),
-            COUNTER_TEST: COUNTER_TEST_V1.replace("start + 1, Counter", "start + 2, Counter"),
-        },
-        "count by two",
+        {COUNTER: COUNTER_V1.replace("n + 1", "n + 2"), COUNTER_TEST: test_v0}, "count by two"
     )
-    row = history.instance_row(v1, v0, instance_id="order__one", repo="tebench/order", labels=["breaking"])
+    return history, history.instance_row(
+        v1, v0, instance_id="order__one", repo="tebench/order", labels=["breaking"]
+    )
+
+
+def _gold_on_the_instance(pytester: pytest.Pytester, history: History, row: dict[str, Any]) -> dict[str, Any]:
+    """Gold's copy evaluated on ``row`` with real Maven (local, offline, gold run once): its record."""
     report_path = pytester.path / "report.json"
     result = pytester.runpytest(
         "--tebench-predictions=gold",
@@ -246,7 +250,18 @@ def test_a_gold_test_that_fails_only_selected_alone_makes_the_instance_select_by
         "no:xdist",
     )
     result.assert_outcomes(passed=1)
-    record = json.loads(report_path.read_text())["results"][0]
+    record: dict[str, Any] = json.loads(report_path.read_text())["results"][0]
+    return record
+
+
+@pytest.mark.maven
+def test_a_gold_test_that_fails_only_selected_alone_makes_the_instance_select_by_class(
+    make_history: Callable[[str], History], pytester: pytest.Pytester
+) -> None:
+    history, row = _counter_instance(
+        make_history, COUNTER_TEST_V1, COUNTER_TEST_V1.replace("start + 1, Counter", "start + 2, Counter")
+    )
+    record = _gold_on_the_instance(pytester, history, row)
     update = record["update"]
     assert (record["status"], update["s_exec"]) == ("evaluated", 1.0)
     assert update["gold"]["selection"] == ["org.tebench.order.CounterTest#b_countsOn"]
@@ -364,37 +379,11 @@ class CounterTest {
 def test_a_gold_test_jupiter_never_runs_leaves_the_selection_after_the_module_run(
     make_history: Callable[[str], History], pytester: pytest.Pytester
 ) -> None:
-    history = make_history("order")
-    pom = (Path(__file__).parent / "fixtures" / "mini-maven" / "pom.xml").read_text()
-    v1 = history.commit({"pom.xml": pom, COUNTER: COUNTER_V1, COUNTER_TEST: PRIVATE_TEST_V1}, "V-1")
-    v0 = history.commit(
-        {
-            COUNTER: COUNTER_V1.replace("n + 1", "n + 2"),
-            COUNTER_TEST: PRIVATE_TEST_V1.replace("(2, Counter", "(3, Counter").replace(
-                "(3, Counter.next(C", "(5, Counter.next(C"
-            ),
-        },
-        "count by two",
+    v0_test = PRIVATE_TEST_V1.replace("(2, Counter", "(3, Counter").replace(
+        "(3, Counter.next(C", "(5, Counter.next(C"
     )
-    row = history.instance_row(v1, v0, instance_id="order__two", repo="tebench/order", labels=["breaking"])
-    report_path = pytester.path / "report.json"
-    result = pytester.runpytest(
-        "--tebench-predictions=gold",
-        f"--tebench-dataset={write_jsonl(pytester.path / 'dataset.jsonl', [row])}",
-        f"--tebench-repos={history.path.parent}",
-        f"--tebench-cache-dir={pytester.path / 'cache'}",
-        f"--tebench-maven-repo={TEST_MAVEN_REPO}",
-        "--tebench-offline",
-        "--tebench-executor=local",
-        "--tebench-gold-runs=1",
-        f"--tebench-report={report_path}",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:xdist",
-    )
-    result.assert_outcomes(passed=1)
-    record = json.loads(report_path.read_text())["results"][0]
+    history, row = _counter_instance(make_history, PRIVATE_TEST_V1, v0_test)
+    record = _gold_on_the_instance(pytester, history, row)
     update = record["update"]
     assert (record["status"], update["s_exec"]) == ("evaluated", 1.0), record["error"]
     # countsTwice ran neither by method nor by class nor in the module's whole test phase, where

@@ -451,8 +451,7 @@ def test_gold_compiling_on_another_jdk_takes_that_jdk_for_gold_and_predictions(
         ("compile+test", 21),
         ("compile+test", 21),
     ]
-    golds = [json.loads(path.read_text()) for path in (pytester.path / "cache").rglob("*.json")]
-    gold = next(g for g in golds if g.get("key") and g.get("selection") is not None and "run" in g)
+    gold = _gold_record(pytester)
     assert gold["java_version"] == 21
     assert gold["run"]["jdk_retry"].startswith(
         "JDK 21: gold does not compile on JDK 11 (test_compile_error: [ERROR] Failed to execute goal "
@@ -472,8 +471,7 @@ def test_a_jdk_whose_build_cannot_be_prepared_is_no_evidence_and_the_next_one_is
     record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
     assert record["status"] == "evaluated", record["error"]
     assert record["update"]["java_version"] == 21
-    golds = [json.loads(path.read_text()) for path in (pytester.path / "cache").rglob("*.json")]
-    gold = next(g for g in golds if g.get("key") and g.get("selection") is not None and "run" in g)
+    gold = _gold_record(pytester)
     assert gold["run"]["jdk_retry"].endswith(
         "Compilation failure); not on JDK 17 either (not built: cannot prepare the Maven repository for this "
         "project: warm-up test-compile failed: [ERROR] Could not transfer artifact org.apache:commons-parent:pom:70 "
@@ -575,6 +573,12 @@ def test_a_gold_test_its_class_s_runner_never_runs_leaves_every_selection(
         "p.CalcTest#adds+adds[*]",
         "p.CalcTest#adds+adds[*]",  # the prediction: gold's copy, legacyAdds left out
     ]
+
+
+def _gold_record(pytester: pytest.Pytester) -> dict[str, Any]:
+    """The one gold record the run stored (calc__one's)."""
+    records = [json.loads(path.read_text()) for path in (pytester.path / "cache").rglob("gold/*.json")]
+    return next(r for r in records if r.get("selection") is not None and "run" in r)
 
 
 def _compiles(pytester: pytest.Pytester) -> list[tuple[str, int]]:
