@@ -7,13 +7,12 @@ new port), a module path opens only the selected classes' packages. So the faili
 again the way the project's own build runs them (:class:`~.update.UpdateEvaluator` runs, this
 module decides):
 
-0. **Compile.** Gold that does not compile on V0 is built again before it blames the instance.
-   First a plain cold
-   ``mvn test-compile`` on the same JDK (nothing stored reused, no warm Maven JVM): compiling
-   there, the harness's accelerated build is at fault, an ``error``. Failing there too, gold's
-   run goes to every other JDK here, nearest first (not with ``--tebench-jdk``): the first that
-   compiles it is gold's JDK from then on, and every prediction's. Only when none does is the
-   instance ``invalid_instance``, its reason naming each build that failed.
+0. **Compile.** Gold that does not compile on V0 is built again before it blames the instance:
+   first a plain cold ``mvn test-compile`` on the same JDK (nothing stored reused, no warm Maven
+   JVM); compiling there, the harness's accelerated build is at fault, an ``error``. Failing there
+   too, gold's run goes to every other JDK here, nearest first (not with ``--tebench-jdk``): the
+   first that compiles it is gold's JDK from then on, and every prediction's. Only when none does
+   is the instance ``invalid_instance``, its reason naming each build that failed.
 1. **Host.** A failure that shows a test could not reach an external host
    (:mod:`~pytest_tebench.run.maven.hosts`) is ``unsupported_environment`` naming it: the
    sandbox has no network unless ``--tebench-network``.
