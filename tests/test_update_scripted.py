@@ -379,8 +379,7 @@ def test_gold_tests_failing_on_v0_make_an_invalid_instance_with_their_output(
     pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SCRIPTED_MAVEN", "failing")
-    _, report = _run(pytester, bench)
-    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    record = _calc_one(pytester, bench)
     assert record["status"] == "invalid_instance"
     # addsFlaky passed once and failed once: flaky, out of the selection, not the instance's fault;
     # adds failed by method, by class, and in the module's full test run: the instance's fault
@@ -404,8 +403,7 @@ def test_gold_that_does_not_compile_anywhere_makes_an_invalid_instance_naming_ev
 ) -> None:
     monkeypatch.setenv("SCRIPTED_MAVEN", "uncompilable")
     monkeypatch.setenv("SCRIPTED_JDKS", jdks)
-    _, report = _run(pytester, bench)
-    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    record = _calc_one(pytester, bench)
     assert record["status"] == "invalid_instance"
     chosen = int(jdks.split(",", maxsplit=1)[0])  # nothing in the POM asks for more: the oldest JDK here
     failed = (
@@ -435,8 +433,7 @@ def test_gold_compiling_on_another_jdk_takes_that_jdk_for_gold_and_predictions(
 ) -> None:
     monkeypatch.setenv("SCRIPTED_MAVEN", "jdk-21")
     monkeypatch.setenv("SCRIPTED_JDKS", "11,17,21")
-    _, report = _run(pytester, bench)
-    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    record = _calc_one(pytester, bench)
     assert record["status"] == "evaluated", record["error"]
     assert record["update"]["java_version"] == 21
     assert record["update"]["s_exec"] == 1.0
@@ -467,8 +464,7 @@ def test_a_jdk_whose_build_cannot_be_prepared_is_no_evidence_and_the_next_one_is
     monkeypatch.setenv("SCRIPTED_MAVEN", "jdk-21")
     monkeypatch.setenv("SCRIPTED_JDKS", "11,17,21")
     monkeypatch.setenv("SCRIPTED_UNREACHABLE_JDK", "17")
-    _, report = _run(pytester, bench)
-    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    record = _calc_one(pytester, bench)
     assert record["status"] == "evaluated", record["error"]
     assert record["update"]["java_version"] == 21
     gold = _gold_record(pytester)
@@ -484,8 +480,7 @@ def test_gold_compiling_only_in_a_plain_build_is_the_harness_error(
 ) -> None:
     monkeypatch.setenv("SCRIPTED_MAVEN", "launch-only")
     monkeypatch.setenv("SCRIPTED_JDKS", "11,17")
-    _, report = _run(pytester, bench)
-    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    record = _calc_one(pytester, bench)
     assert record["status"] == "error"
     assert record["error"].startswith(
         "gold does not compile in the harness's launch on V0 (test_compile_error: [ERROR] Failed to execute goal "
@@ -573,6 +568,12 @@ def test_a_gold_test_its_class_s_runner_never_runs_leaves_every_selection(
         "p.CalcTest#adds+adds[*]",
         "p.CalcTest#adds+adds[*]",  # the prediction: gold's copy, legacyAdds left out
     ]
+
+
+def _calc_one(pytester: pytest.Pytester, bench: dict[str, Any]) -> dict[str, Any]:
+    """Run the bench; calc__one's record."""
+    _, report = _run(pytester, bench)
+    return next(r for r in report["results"] if r["instance_id"] == "calc__one")
 
 
 def _gold_record(pytester: pytest.Pytester) -> dict[str, Any]:

@@ -346,9 +346,7 @@ def _not_tests_of_their_runner(
     class_run = run_inherited(executor, workspace, missed, by_class)
     if class_run.status != "ok" or any(o.status != NOT_RUN for o in class_run.tests):
         return None
-    module = run_inherited(
-        executor, workspace, missed, replace(by_class, select_by_class=False, whole_modules=True)
-    )
+    module = run_inherited(executor, workspace, missed, by_class.whole_module_run())
     if module.status != "ok":
         return None
     return not_tests_of_their_runner(missed, class_run, module)

@@ -388,7 +388,7 @@ class UpdateEvaluator:
             else:
                 failures = gold_check.failing(whole, among=[o.test for o in failures])
             history.append((gold_record.BY_CLASS, failures))
-        full = replace(settings, select_by_class=False, whole_modules=True, coverage=False)
+        full = settings.whole_module_run()
         module = run_inherited(self._executor(), workspace.path, [o.test for o in failures], full)
         _raise_for_harness(module, "the module's full test run on V0", timings)
         return run, flaky, settings, rule, gold_check.module_verdict(history, module, network=network)
@@ -402,7 +402,7 @@ class UpdateEvaluator:
         missed = [o.test for o in class_run.tests if o.status == NOT_RUN]
         if not missed:
             return
-        full = replace(settings, select_by_class=False, whole_modules=True, coverage=False)
+        full = settings.whole_module_run()
         module = run_inherited(self._executor(), workspace.path, missed, full)
         _raise_for_harness(module, "the module's full test run on V0", _warmup_timings(warmed))
         entries = gold_check.not_tests_of_their_runner(missed, class_run, module)

@@ -99,6 +99,12 @@ class RunSettings:
         moved = replace(self, java_version=java_version)
         return moved.scoped(workspace, self.scope_tests) if self.scope_tests else moved
 
+    def whole_module_run(self) -> RunSettings:
+        """These settings running the scoped modules' whole test phase as the project's own
+        ``mvn test`` does: no ``-Dtest``, no coverage; only the selected tests' results are read
+        (gold's checks, :mod:`~pytest_tebench.benchmarks.tebench.gold_check`)."""
+        return replace(self, select_by_class=False, whole_modules=True, coverage=False)
+
     def for_surefire(self, version: str) -> RunSettings:
         """These settings for a build whose effective POM runs Surefire ``version`` ("" unknown):
         selecting by class when it is older than :data:`SUREFIRE_SELECTS_METHODS` (before
