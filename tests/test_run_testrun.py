@@ -23,6 +23,7 @@ from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.testrun import run_selection
 
 Handler = Callable[[Path, BuildStep], StepResult]
@@ -353,6 +354,46 @@ def test_abstract_test_methods_run_through_top_level_subclasses_only(tmp_path: P
     index = index_test_classes(tmp_path)
     assert "p.AbstractListTest$BulkTestSubList" in index
     assert concrete_classes("p.AbstractListTest", index) == ["p.TreeListTest"]
+
+
+def test_an_abstract_class_counts_as_reported_when_a_subclass_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: RunSettings
+) -> None:
+    """A method of an abstract class that no subclass's runner ran: the class ran (through its
+    subclasses), so gold's check can call the method no test to that runner; an orphan abstract
+    class, which nothing ran, is not reported."""
+    from pytest_tebench.run.maven import selection
+    from pytest_tebench.run.maven.testrun import SelectionRun
+
+    tests = tmp_path / "src" / "test" / "java" / "p"
+    tests.mkdir(parents=True)
+    (tests / "AbstractCaseTest.java").write_text(
+        "package p;\npublic abstract class AbstractCaseTest { }\n", encoding="utf-8"
+    )
+    (tests / "OrphanTestCase.java").write_text(
+        "package p;\npublic abstract class OrphanTestCase { }\n", encoding="utf-8"
+    )
+    (tests / "OneTest.java").write_text("package p;\npublic class OneTest extends AbstractCaseTest { }\n")
+    asked: list[list[TestId]] = []
+
+    def ran_one_test(
+        executor: object, workspace: Path, chosen: list[TestId], settings: RunSettings
+    ) -> SelectionRun:
+        asked.append(chosen)
+        return SelectionRun(
+            status="ok",
+            compile_ok=True,
+            test_compile_ok=True,
+            tests=tuple(TestOutcome(t, NOT_RUN) for t in chosen),
+            reported_classes=frozenset({"p.OneTest"}),
+        )
+
+    monkeypatch.setattr(selection, "run_selection", ran_one_test)
+    hidden, orphan = TestId("p.AbstractCaseTest", "hidden"), TestId("p.OrphanTestCase", "never")
+    run = selection.run_inherited(object(), tmp_path, [hidden, orphan], settings)  # type: ignore[arg-type]
+    assert asked == [[TestId("p.OneTest", "hidden")]]
+    assert run.reported_classes == {"p.OneTest", "p.AbstractCaseTest"}
+    assert [o.status for o in run.tests] == [NOT_RUN, NOT_RUN]
 
 
 def test_a_test_jvm_that_died_is_named_as_why_a_test_did_not_run(

@@ -8,7 +8,8 @@ fails instances for nothing.
 
 :func:`run_inherited` expands each selected method of an abstract test class to its concrete
 subclasses in the workspace's test tree, runs them, and folds the outcomes back onto the
-selected id: the worst outcome of all runs, or ``not_run`` when no concrete subclass exists.
+selected id: the worst outcome of all runs, or ``not_run`` when no concrete subclass exists. The
+abstract class counts as reported when one of those subclasses is.
 """
 
 from __future__ import annotations
@@ -131,7 +132,14 @@ def run_inherited(
     folded = tuple(
         _fold(test, (outcomes[t] for t in ids if t in outcomes)) for test, ids in expansion.items()
     )
-    return replace(run, tests=folded)
+    # an abstract class ran when a class that runs its methods did: a method of it that ran in
+    # none of them is then no test to their runner (gold_check.not_tests_of_their_runner)
+    ran = {
+        test.class_name
+        for test, ids in expansion.items()
+        if any(t.class_name in run.reported_classes for t in ids)
+    }
+    return replace(run, tests=folded, reported_classes=run.reported_classes | ran)
 
 
 def _maybe_abstract(test: TestId, workspace: Path) -> bool:
