@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -9,7 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_update_scripted import CONFTEST as SCRIPTED_MAVEN
 
+from pytest_tebench.benchmarks.tebench.builder import BuildResult
 from pytest_tebench.benchmarks.tebench.builder import list_commits
 from pytest_tebench.benchmarks.tebench.builder import static_check
 
@@ -239,3 +242,114 @@ def test_gold_tests_jupiter_never_runs_are_left_out_and_a_commit_left_with_none_
         "none of gold's selected tests runs in the project's own build: org.tebench.order.CounterTest#countsTwice "
         "(its class runs in the module's full test run and it does not: no test to the class's runner)"
     )
+
+
+@pytest.mark.parametrize("scenario", ["jdk-21", "per-method"])
+def test_the_builder_keeps_a_commit_whose_gold_passes_evaluation_s_check_on_v0(
+    make_history: Callable[[str], History], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str
+) -> None:
+    """Gold on V0 is checked as evaluation checks it (gold_run): a commit whose gold's tests
+    compile on JDK 21 only (``jdk-21``), or fail selected by method and pass when their class runs
+    (``per-method``, Surefire before 2.19's one JUnit request per method), is an instance; the
+    simpler check rejected both ("V0 does not compile", "gold's changed tests fail on V0")."""
+    sha, result = _scripted_build(make_history, tmp_path, monkeypatch, scenario)
+    assert sha not in result.rejections, result.rejections[sha]
+    (row,) = result.rows
+    # the old version of adds passes on V-0.5, run as gold's check settled: stale
+    assert (row["v0_commit"], row["labels"]) == (sha, ["stale"])
+    steps = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
+    if scenario == "jdk-21":
+        # gold's launch on 11 (chosen: nothing asks for more), the plain compile on 11, gold on
+        # 17, gold on 21 (compiles: gold's JDK), then the old tests on V-0.5 on gold's JDK
+        assert [(step["name"], step["java"]) for step in steps] == [
+            ("compile+test", 11),
+            ("test-compile", 11),
+            ("compile+test", 17),
+            ("compile+test", 21),
+            ("compile+test", 21),
+        ]
+    else:
+        selectors = [next((a for a in step["argv"] if a.startswith("-Dtest=")), None) for step in steps]
+        # gold by method (fails), by class (passes: the rule), the old tests on V-0.5 by class
+        assert selectors == ["-Dtest=p.CalcTest#adds+adds[*]", "-Dtest=p.CalcTest", "-Dtest=p.CalcTest"]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "reason"),
+    [
+        (
+            "uncompilable",
+            "V0 does not compile: gold does not compile on V0 (test_compile_error): [ERROR] Failed to execute "
+            "goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:testCompile (default-testCompile) on "
+            "project calc: Compilation failure; a plain cold `mvn test-compile` on JDK 11 fails too "
+            "(test_compile_error), and so does gold's run on JDK 17 (test_compile_error), JDK 21 "
+            "(test_compile_error)",
+        ),
+        (
+            "failing",
+            "gold's changed tests fail on V0: gold fails its own selected tests on V0, in the module's full "
+            "test run too: p.CalcTest#adds failed: expected: <2> but was: <3>",
+        ),
+        (
+            "unknown-host",
+            "unsupported environment: gold's selected tests need an external host: jsoup.org (p.CalcTest#adds); "
+            "the sandbox has no network (--tebench-network lets the tests use it)",
+        ),
+        (
+            "class-too",
+            "harness error: gold's selected tests fail as the harness selects them (selected by method: "
+            "p.CalcTest#adds failed: expected: <2> but was: <3>; selected by class: p.CalcTest#adds failed: "
+            "expected: <2> but was: <3>) and pass in the module's full test run (p.CalcTest#adds passed): the "
+            "harness's selection is at fault, not the instance",
+        ),
+    ],
+)
+def test_the_builder_rejects_as_gold_s_check_on_v0_decides(
+    make_history: Callable[[str], History],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    scenario: str,
+    reason: str,
+) -> None:
+    """Invalid by gold's check: rejected under the builder's old headings, the check's reason
+    after; an external host is the environment's (recorded as unsupported), the harness's
+    selection at fault the harness's error (not recorded: the next run tries the commit again)."""
+    sha, result = _scripted_build(make_history, tmp_path, monkeypatch, scenario)
+    assert result.rejections[sha] == reason and not result.rows
+    state = [json.loads(line) for line in (tmp_path / "out.jsonl.state.jsonl").read_text().splitlines()]
+    recorded = {entry["commit"]: entry for entry in state}
+    assert (sha in recorded) == (scenario != "class-too")
+    assert recorded.get(sha, {}).get("unsupported", False) == (scenario == "unknown-host")
+
+
+def _scripted_build(
+    make_history: Callable[[str], History], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str
+) -> tuple[str, BuildResult]:
+    """``tebench build`` of a two-commit history with the scripted Maven of test_update_scripted.py
+    in ``scenario`` (JDKs 11, 17 and 21 here; its step log: tmp_path/steps.jsonl): the second
+    commit's sha, and the result."""
+    from pytest_tebench.benchmarks.tebench.builder import BuildConfig
+    from pytest_tebench.benchmarks.tebench.builder import build
+    from pytest_tebench.run.maven.jdk import choose_java_version
+
+    (tmp_path / "scripted_maven.py").write_text(SCRIPTED_MAVEN)
+    spec = importlib.util.spec_from_file_location("scripted_maven", tmp_path / "scripted_maven.py")
+    assert spec is not None and spec.loader is not None
+    scripted = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scripted)
+    maven = scripted.ScriptedMaven()
+    monkeypatch.setenv("SCRIPTED_MAVEN", scenario)
+    monkeypatch.setenv("SCRIPTED_JDKS", "11,17,21")
+    calc_test = "package p;\n\nclass CalcTest {\n    @Test void adds() {\n        check(1);\n    }\n}\n"
+    h = make_history("calc")
+    h.commit(
+        {"pom.xml": "<project><modelVersion>4.0.0</modelVersion></project>\n", MAIN: CALC, TEST: calc_test}
+    )
+    changed = calc_test.replace("        check(1);\n", "".join(f"        check({i});\n" for i in range(6)))
+    sha = h.commit({MAIN: CALC.replace("a + b", "a - b"), TEST: changed})
+    config = BuildConfig(
+        repo_dir=h.path, repo="acme/calc", work_dir=tmp_path / "work", maven_repo=tmp_path / "m2",
+        executor=lambda: maven,
+        java_version=lambda requirement: choose_java_version((11, 17, 21), requirement, None),
+    )  # fmt: skip
+    return sha, build(config, tmp_path / "out.jsonl.state.jsonl", progress=lambda line: None)

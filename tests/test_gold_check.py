@@ -282,13 +282,10 @@ def test_gold_s_repeated_runs_keep_the_agent_and_skip_the_report(
     without the report; a re-measure after dropping a flaky test makes its report again."""
     from dataclasses import replace
 
-    from pytest_tebench.benchmarks.base import EvalContext
-    from pytest_tebench.benchmarks.tebench import update
-    from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
+    from pytest_tebench.benchmarks.tebench import gold_run
     from pytest_tebench.run.maven.run_settings import RunSettings
     from pytest_tebench.run.maven.warmup import WarmedRun
     from pytest_tebench.workspace.checkout import Workspace
-    from pytest_tebench.workspace.repos import RepositoryStore
 
     steady, flaky = TestId("p.ATest", "steady"), TestId("p.ATest", "flaky")
     asked: list[tuple[list[TestId], RunSettings]] = []
@@ -302,19 +299,11 @@ def test_gold_s_repeated_runs_keep_the_agent_and_skip_the_report(
             "ok", True, True, tests=tuple(TestOutcome(t, status if t == flaky else PASSED) for t in selection)
         )
 
-    monkeypatch.setattr(update, "run_inherited", run_inherited)
-    context = EvalContext(
-        cache_dir=tmp_path,
-        work_dir=tmp_path,
-        repos=RepositoryStore(tmp_path),
-        executor=object,  # type: ignore[arg-type]
-    )
-    evaluator = update.UpdateEvaluator(
-        context, UpdateSettings("paper", None, 60, 60, "3.9.9", tmp_path, gold_runs=3)
-    )
+    monkeypatch.setattr(gold_run, "run_inherited", run_inherited)
+    runner = gold_run.GoldRunner(object, gold_runs=3)  # type: ignore[arg-type]
     measured = RunSettings(maven_repo=tmp_path)
     first = SelectionRun("ok", True, True, tests=(TestOutcome(steady, PASSED), TestOutcome(flaky, PASSED)))
-    _, dropped = evaluator._measure(Workspace(tmp_path), [steady, flaky], measured, first, WarmedRun(first))
+    _, dropped = runner._measure(Workspace(tmp_path), [steady, flaky], measured, first, WarmedRun(first))
     assert [e["test"] for e in dropped] == ["p.ATest#flaky"]
     assert [(s.coverage, s.coverage_report) for _, s in asked] == [(True, False), (True, False), (True, True)]
     assert asked[-1][0] == [steady] and replace(asked[-1][1], coverage_report=True) == measured

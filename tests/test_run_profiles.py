@@ -15,9 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tebench.benchmarks.base import EvalContext
-from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
-from pytest_tebench.benchmarks.tebench.update import UpdateEvaluator
+from pytest_tebench.benchmarks.tebench.gold_run import GoldRunner
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven.jdk import JdkInstall
@@ -36,7 +34,6 @@ from pytest_tebench.run.maven.reactor import read_reactor
 from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.workspace.checkout import Workspace
-from pytest_tebench.workspace.repos import RepositoryStore
 
 LINUX = OsInfo("linux", "amd64", "6.1.0-18-amd64")
 
@@ -366,24 +363,18 @@ class RetryMaven:
 
 
 def test_gold_retried_on_another_jdk_builds_that_jdks_modules(tmp_path: Path) -> None:
-    """UpdateEvaluator's JDK retry: JDK 8 fails on class files of Java 11, the run goes again on
-    11, and there java11's module jpms is part of the reactor: the scope names it, its report is
-    read (on JDK 8 it was no module: the whole selection could not be located in it)."""
+    """Gold's JDK retry (:class:`GoldRunner`, evaluation's and the dataset builder's): JDK 8
+    fails on class files of Java 11, the run goes again on 11, and there java11's module jpms is
+    part of the reactor: the scope names it, its report is read (on JDK 8 it was no module: the
+    whole selection could not be located in it)."""
     root = write(tmp_path / "ws", REACTOR)
     executor = RetryMaven()
-    context = EvalContext(
-        cache_dir=tmp_path / "cache", work_dir=tmp_path, repos=RepositoryStore(tmp_path / "cache"),
-        executor=lambda: executor,
-    )  # fmt: skip
-    evaluator = UpdateEvaluator(
-        context,
-        UpdateSettings("paper", None, 60, 60, "3.9.9", tmp_path / "m2", gold_runs=1),
-    )
+    runner = GoldRunner(lambda: executor)
     jpms, core = TestId("p.JpmsTest", "t"), TestId("p.CoreTest", "t")
     settings = RunSettings(maven_repo=tmp_path / "m2", java_version=8, coverage=False).scoped(
         root, [jpms, core]
     )
-    warmed, ran, note = evaluator._run(Workspace(root), [jpms, core], settings, project="o/x", learn_jdk=True)
+    warmed, ran, note = runner.run(Workspace(root), [jpms, core], settings, project="o/x", learn_jdk=True)
     tested = [s for s in executor.seen if s.name == "compile+test"]
     assert [(s.java_version, s.argv[s.argv.index("-pl") + 1]) for s in tested] == [
         (8, "core"),

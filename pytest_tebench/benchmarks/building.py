@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 from collections.abc import Callable
-from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +20,7 @@ from typing import Any
 
 from pytest_tebench.errors import InputError
 from pytest_tebench.run.executor import Executor
-from pytest_tebench.run.maven.jdk import JdkChoice
 from pytest_tebench.run.maven.jdk import JdkRequirement
-from pytest_tebench.run.maven.jdk import java_version_after
 from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.settings import DEFAULT_TIMEOUT_COMPILE
@@ -74,13 +71,6 @@ class BuildEnvironment:
             "warmup_timeout": self.warmup_timeout,
         }
         return RunSettings(**{**fields, **overrides})
-
-    def java_version_after(self, tree: Path, ran: int, failure: Iterable[str]) -> JdkChoice | None:
-        """The JDK to build the checkout at ``tree`` again with, when the failed build's output
-        says JDK ``ran`` cannot (see :func:`~pytest_tebench.run.maven.jdk.java_version_after`)."""
-        return java_version_after(
-            self.executor().java_versions(), read_requirement(tree, self.maven_repo), ran, failure, self.jdk
-        )
 
 
 @contextlib.contextmanager

@@ -8,10 +8,12 @@ Stages per commit (each rejection carries a reason for the side report):
 2. **Split and check**: ``source_patch`` = the non-test files, ``test_patch`` = the test files
    (``git diff --binary --full-index``); applied to V-1 in that order they must reproduce V0's
    tree exactly.
-3. **Execution** (the project's executor): V-0.5 compiles; V0 builds and gold's changed tests
-   pass; the existing tests gold modifies or deletes, run in their V-0.5 versions, give the
-   labels (``breaking`` if one fails to compile or fails, ``stale`` if one passes; ``missing``
-   when gold adds tests).
+3. **Execution** (the project's executor): V0 builds and gold's changed tests pass, by
+   evaluation's own check of gold on V0 (:mod:`.gold_run`: the JDK learnt from the log, other
+   JDKs before "does not compile", failing tests by class and in the module's full test run
+   before "fail"); V-0.5 compiles; the existing tests gold modifies or deletes, run in their
+   V-0.5 versions, give the labels (``breaking`` if one fails to compile or fails, ``stale``
+   if one passes; ``missing`` when gold adds tests).
 4. **Dedup** by ``(project, Class.method)``: a later commit touching a test method an earlier
    instance touched is dropped.
 
@@ -28,14 +30,14 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pytest_tebench import __version__
 from pytest_tebench.benchmarks.building import BuildEnvironment
-from pytest_tebench.benchmarks.tebench.gold_check import no_test_left_reason
-from pytest_tebench.benchmarks.tebench.gold_check import not_tests_of_their_runner
+from pytest_tebench.benchmarks.tebench.gold_record import unjudged_error
+from pytest_tebench.benchmarks.tebench.gold_run import GoldOnV0
+from pytest_tebench.benchmarks.tebench.gold_run import GoldRunner
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import test_changes
 from pytest_tebench.benchmarks.tebench.update_methods import selection_of
@@ -44,15 +46,10 @@ from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.java.parser import identity_key
 from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
-from pytest_tebench.run.executor import Executor
-from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.selection import run_inherited
-from pytest_tebench.run.maven.surefire import NOT_RUN
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
-from pytest_tebench.run.maven.unpublished import unbuildable_message
-from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git_text
@@ -64,8 +61,6 @@ MAX_FILES = 20
 MIN_TEST_LINES = 5
 MAX_TEST_LINES = 200
 BUILDER_VERSION = f"{__version__}/1"
-#: Builds of V0 again with another JDK, each after a log that ruled the last one out.
-JDK_RETRIES = 2
 
 
 @dataclass(frozen=True)
@@ -241,55 +236,18 @@ def execute_check(candidate: Candidate, config: BuildConfig) -> dict[str, Any] |
 def _labelled(
     row: dict[str, Any], workspace: Workspace, gold: TestChanges, config: BuildConfig
 ) -> dict[str, Any] | str:
-    executor = config.executor()
-    workspace.checkout("gold")
+    workspace.checkout("gold")  # gold's build files choose the first JDK
+    # Gold's check on V0 is evaluation's own (gold_run), so no commit leaves a dataset for a
+    # failure evaluation would have found to be the harness's: the JDK learnt from the log, the
+    # compile ladder, failing tests by class and in the module's full test run, tests their
+    # runner never runs left out. No coverage: labels need none. One gold run: a flakiness check
+    # costs a launch per commit, and evaluation repeats gold anyway (--tebench-gold-runs).
+    runner = GoldRunner(config.executor, gold_runs=1, forced_jdk=config.jdk)
     settings = config.run_settings(workspace.path, coverage=False)
-    selection = selection_of(gold.methods)
-    warmed = run_warmed(
-        executor, workspace.path, selection, settings.scoped(workspace.path, selection), project=config.repo
-    )
-    for _ in range(JDK_RETRIES):
-        # a failure whose log says the JDK cannot build V0 (a dependency's newer class files) is
-        # the chooser's to mend, never the commit's rejection
-        choice = config.java_version_after(workspace.path, settings.java_version, warmed.run.failure_output())
-        if choice is None:
-            break
-        settings = replace(settings, java_version=choice.version)
-        warmed = run_warmed(
-            executor,
-            workspace.path,
-            selection,
-            settings.scoped(workspace.path, selection),
-            project=config.repo,
-        )
-    if warmed.warmup is not None and not warmed.warmup.ok:
-        if warmed.warmup.unpublished:  # this machine's environment, not the commit's fault
-            raise UnsupportedEnvironment(unbuildable_message(warmed.warmup.unpublished))
-        return f"V0 does not build (warm-up): {warmed.warmup.error}"
-    v0 = warmed.run
-    if v0.harness_failed or v0.status.startswith("timeout"):
-        raise HarnessError(
-            f"{row['instance_id']}: V0 build failed for harness reasons ({v0.status}): {v0.error}"
-        )
-    if not (v0.compile_ok and v0.test_compile_ok):
-        return f"V0 does not compile ({v0.status})"
-    missed = [o.test for o in v0.tests if o.status == NOT_RUN]
-    if missed:
-        not_tests = _not_tests_of_their_runner(executor, workspace.path, missed, settings)
-        if not_tests is None:
-            # not run is not judged: the harness missed them (docs/scoring.md), the commit is retried
-            raise HarnessError(
-                f"{row['instance_id']}: gold's changed tests did not run on V0: "
-                + "; ".join(f"{o.test}: {o.message or 'no result'}" for o in v0.tests if o.status == NOT_RUN)
-            )
-        if len(not_tests) == len(v0.tests):
-            return no_test_left_reason(not_tests)
-        # no tests to the project's build: evaluation leaves them out of every selection too
-        v0 = replace(v0, tests=tuple(o for o in v0.tests if o.status != NOT_RUN))
-    failing = sorted(str(o.test) for o in v0.tests if o.status not in (PASSED, SKIPPED))
-    if failing:
-        return "gold's changed tests fail on V0: " + ", ".join(failing)
-
+    found = runner.gold_on_v0(workspace, selection_of(gold.methods), settings, project=config.repo)
+    rejected = _gold_rejection(found)
+    if rejected:
+        return rejected
     old_tests = sorted(
         {
             TestId(_qualified(c.package, c.old.binary_class_name), c.old.name)
@@ -297,11 +255,12 @@ def _labelled(
             if c.old is not None
         }
     )
-    workspace.checkout("v-0.5")
     labels: set[str] = set()
     if old_tests:
-        scoped = settings.scoped(workspace.path, old_tests)
-        before = run_inherited(executor, workspace.path, old_tests, scoped)
+        # on V-0.5 (checked out again by the check) with the settings gold's check settled on: its
+        # JDK, and selection by class when gold's tests pass only so, as every prediction will run
+        scoped = found.settings.scoped(workspace.path, old_tests)
+        before = run_inherited(config.executor(), workspace.path, old_tests, scoped)
         if before.harness_failed or before.status.startswith("timeout"):
             raise HarnessError(
                 f"{row['instance_id']}: V-0.5 build failed for harness reasons: {before.error}"
@@ -336,20 +295,23 @@ def _labelled(
     return row
 
 
-def _not_tests_of_their_runner(
-    executor: Executor, workspace: Path, missed: list[TestId], settings: RunSettings
-) -> list[dict[str, str]] | None:
-    """Gold's changed tests that did not run on V0, when each is no test to its class's runner
-    (by class, then in the module's whole test phase, as gold's check in evaluation decides:
-    :func:`.gold_check.not_tests_of_their_runner`); None when any is not, or a run failed."""
-    by_class = replace(settings, select_by_class=True).scoped(workspace, missed)
-    class_run = run_inherited(executor, workspace, missed, by_class)
-    if class_run.status != "ok" or any(o.status != NOT_RUN for o in class_run.tests):
-        return None
-    module = run_inherited(executor, workspace, missed, by_class.whole_module_run())
-    if module.status != "ok":
-        return None
-    return not_tests_of_their_runner(missed, class_run, module)
+def _gold_rejection(found: GoldOnV0) -> str:
+    """Why gold's check on V0 rejects the commit ("" when it does not), worded as the builder's
+    reasons always were ("V0 does not compile", "gold's changed tests fail on V0"), the check's
+    own reason after."""
+    if found.unjudged is not None:
+        # Neither verdict blames the commit, so neither is its rejection: an external host is this
+        # machine's environment (recorded as unsupported, like an artifact published nowhere
+        # reachable), the harness's selection at fault is the harness's error (the next run tries
+        # the commit again); evaluation raises the same for the same verdict.
+        raise unjudged_error(found.unjudged.status, found.unjudged.reason)
+    if not found.invalid:
+        return ""
+    if not (found.run.compile_ok and found.run.test_compile_ok):
+        return f"V0 does not compile: {found.invalid}"
+    if not found.selection:
+        return found.invalid  # none of gold's tests left: the reason says why
+    return f"gold's changed tests fail on V0: {found.invalid}"
 
 
 def _qualified(package: str, binary: str) -> str:

@@ -4,7 +4,7 @@ Gold's selected tests run on V0 as the harness selects them (``-Dtest=Class#m1+m
 fail, that can be the harness's doing rather than the instance's: a Surefire before 2.19 runs
 each selected method as its own JUnit request (a class's ``@BeforeClass`` server restarts on a
 new port), a module path opens only the selected classes' packages. So the failing tests are run
-again the way the project's own build runs them (:class:`~.update.UpdateEvaluator` runs, this
+again the way the project's own build runs them (:class:`~.gold_run.GoldRunner` runs, this
 module decides):
 
 0. **Compile.** Gold that does not compile on V0 is built again before it blames the instance:

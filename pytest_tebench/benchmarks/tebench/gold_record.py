@@ -199,8 +199,7 @@ def reference_from_record(key: str, cached: dict[str, Any]) -> GoldReference:
         raise InvalidInstance(str(cached["invalid"]))
     unjudged = cached.get("unjudged")
     if unjudged:
-        kind = UnsupportedEnvironment if unjudged["status"] == UnsupportedEnvironment.status else HarnessError
-        raise kind(str(unjudged["reason"]))
+        raise unjudged_error(str(unjudged["status"]), str(unjudged["reason"]))
     return GoldReference(
         key=key,
         selection=tuple(TestId.parse(t) for t in cached["selection"]),
@@ -215,6 +214,14 @@ def reference_from_record(key: str, cached: dict[str, Any]) -> GoldReference:
         rule=str(cached.get("rule") or ""),
         not_tests_run=tuple(cached.get("not_tests") or ()),
     )
+
+
+def unjudged_error(status: str, reason: str) -> HarnessError:
+    """The error a verdict that judges nobody by no fault of the instance stands for:
+    :class:`UnsupportedEnvironment` for ``unsupported_environment`` (an external host), the
+    harness's :class:`HarnessError` otherwise (its selection at fault)."""
+    kind = UnsupportedEnvironment if status == UnsupportedEnvironment.status else HarnessError
+    return kind(reason)
 
 
 def run_summary(run: SelectionRun) -> dict[str, Any]:

@@ -1,20 +1,19 @@
 """TEBench update scoring on real builds: gold's run (cached) and the prediction's run.
 
-Per instance, gold's selection run on V0 is computed once and cached on disk (the record and its
-key: :mod:`.gold_record`); N xdist workers evaluating predictions of one instance wait for the
-first one's result instead of building it N times. Per prediction, one selection run on V-0.5 +
-prediction gives executability and coverage; the method versions for ``s_mod`` are read from the
-trees (:mod:`.update_methods`). Both runs get the run's Apache Maven and the JDK the build needs,
-learnt from its output where the build files do not say.
+Per instance, gold's selection run on V0 and its checks (:mod:`.gold_run`, the dataset builder's
+too) are computed once and cached on disk (the record and its key: :mod:`.gold_record`); N xdist
+workers evaluating predictions of one instance wait for the first one's result instead of building
+it N times. Per prediction, one selection run on V-0.5 + prediction gives executability and
+coverage; the method versions for ``s_mod`` are read from the trees (:mod:`.update_methods`). Both
+runs get the run's Apache Maven and the JDK the build needs, learnt from its output where the
+build files do not say.
 
 Who runs this: the process that runs the item, from ``TebenchAdapter.evaluate``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +23,8 @@ from pytest_tebench.benchmarks.tebench import gold_check
 from pytest_tebench.benchmarks.tebench import gold_record
 from pytest_tebench.benchmarks.tebench.gold_record import PASSING
 from pytest_tebench.benchmarks.tebench.gold_record import GoldReference
+from pytest_tebench.benchmarks.tebench.gold_run import GoldRunner
+from pytest_tebench.benchmarks.tebench.gold_run import run_log_tail
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
 from pytest_tebench.benchmarks.tebench.update_methods import method_sets
@@ -33,32 +34,16 @@ from pytest_tebench.benchmarks.tebench.update_metrics import composite
 from pytest_tebench.benchmarks.tebench.update_metrics import coverage_overlap
 from pytest_tebench.benchmarks.tebench.update_metrics import executability
 from pytest_tebench.errors import HarnessError
-from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.jsonfiles import read_versioned_json
 from pytest_tebench.jsonfiles import write_json
 from pytest_tebench.locking import file_lock
 from pytest_tebench.run.executor import Executor
-from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.jdk import JdkRequirement
 from pytest_tebench.run.maven.jdk import choose_java_version
-from pytest_tebench.run.maven.jdk import java_version_after
 from pytest_tebench.run.maven.jdk import read_requirement
 from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.run_settings import RunSettings
-from pytest_tebench.run.maven.selection import run_inherited
-from pytest_tebench.run.maven.surefire import NOT_RUN
-from pytest_tebench.run.maven.surefire import TestId
-from pytest_tebench.run.maven.surefire import TestOutcome
-from pytest_tebench.run.maven.testrun import SelectionRun
-from pytest_tebench.run.maven.testrun import run_selection
-from pytest_tebench.run.maven.unpublished import unbuildable_message
-from pytest_tebench.run.maven.warmup import WarmedRun
-from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
-
-#: Runs of gold again with another JDK, each after a log that ruled the last one out (a second:
-#: the first retry's JDK may meet one demand and show another).
-_JDK_RETRIES = 2
 
 
 class UpdateTimeout(Exception):
@@ -67,15 +52,6 @@ class UpdateTimeout(Exception):
     def __init__(self, message: str, update: dict[str, Any]) -> None:
         super().__init__(message)
         self.update = update
-
-
-class _NotTests(Exception):
-    """Gold's selected tests that are no tests to the project's own build (``entries``:
-    ``{"test", "why"}``): gold runs again without them."""
-
-    def __init__(self, entries: list[dict[str, str]]) -> None:
-        super().__init__(", ".join(entry["test"] for entry in entries))
-        self.entries = entries
 
 
 class UpdateEvaluator:
@@ -117,70 +93,14 @@ class UpdateEvaluator:
     def _java_version(self, requirement: JdkRequirement) -> int:
         return choose_java_version(self._executor().java_versions(), requirement, self.settings.jdk)
 
-    def _run(
-        self,
-        workspace: Workspace,
-        selection: list[TestId],
-        settings: RunSettings,
-        *,
-        project: str,
-        warm_selection: list[TestId] | None = None,
-        trusted: str | None = None,
-        learn_jdk: bool = False,
-    ) -> tuple[WarmedRun, RunSettings, str]:
-        """An offline run, the settings it really ran with, and why its JDK is not the one the
-        build files chose (``""``: it is); the project is warmed up (online, on ``trusted``'s
-        checkout) only when the shared Maven repository lacks something it needs. ``settings``
-        come :meth:`~RunSettings.scoped` to the modules of the selected tests.
-
-        With ``learn_jdk`` (gold's trusted run), a failure whose
-        output says the JDK cannot build the code (a dependency's class files are newer: jfreechart
-        with EqualsVerifier 4.0 on JDK 11) gets the run again with the JDK the chooser then picks
-        (:func:`~pytest_tebench.run.maven.jdk.java_version_after`); predictions start with gold's
-        JDK, and their output never changes it."""
-
-        def attempt(settings: RunSettings) -> WarmedRun:
-            return run_warmed(
-                self._executor(),
-                workspace.path,
-                selection,
-                settings,
-                project=project,
-                warm_selection=warm_selection,
-                trusted=None if trusted is None else lambda: _checked_out(workspace, trusted),
-            )
-
-        warmed = attempt(settings)
-        jdk_note = ""
-        for _ in range(_JDK_RETRIES if learn_jdk else 0):
-            choice = java_version_after(
-                self._executor().java_versions(),
-                # read again: a warm-up may have brought a parent POM the first reading lacked
-                read_requirement(workspace.path, settings.maven_repo),
-                settings.java_version,
-                _failure_output(warmed),
-                self.settings.jdk,
-            )
-            if choice is None:
-                break
-            jdk_note = "; ".join(filter(None, (jdk_note, f"JDK {choice.version}: {choice.reason}")))
-            # scoped again: a profile the new JDK activates may list other modules
-            settings = settings.on_jdk(workspace.path, choice.version)
-            warmed = attempt(settings)
-        if warmed.warmup is not None and not warmed.warmup.ok:
-            if warmed.warmup.unpublished:
-                # a fact about the instance's environment (docs/building.md), never a model's score
-                raise UnsupportedEnvironment(
-                    unbuildable_message(warmed.warmup.unpublished),
-                    log_tail=warmed.warmup.log_tail,
-                    timings=_warmup_timings(warmed),
-                )
-            raise HarnessError(
-                f"cannot prepare the Maven repository for this project: {warmed.warmup.error}",
-                log_tail=warmed.warmup.log_tail,
-                timings=_warmup_timings(warmed),
-            )
-        return warmed, settings, jdk_note
+    def _runner(self) -> GoldRunner:
+        """The Maven runs of gold and predictions, with this run's knobs."""
+        return GoldRunner(
+            self._executor,
+            gold_runs=self.settings.gold_runs,
+            network=self.settings.network,
+            forced_jdk=self.settings.jdk,
+        )
 
     # -- gold -----------------------------------------------------------------------------
     def gold(
@@ -211,69 +131,30 @@ class UpdateEvaluator:
         self, key: str, workspace: Workspace, gold_changes: TestChanges, settings: RunSettings, project: str
     ) -> dict[str, Any]:
         started = time.perf_counter()
-        workspace.checkout("gold")
+        found = self._runner().gold_on_v0(
+            workspace, selection_of(gold_changes.methods), settings, project=project
+        )
         methods = changed_production_methods(
             workspace.changed_files("v-1", "v-0.5"), workspace.changed_line_numbers("v-1", "v-0.5")
         )
-        selection = selection_of(gold_changes.methods)
-        verdict: gold_check.Verdict | None = None
-        rule = unbuilt = no_test_left = ""
-        not_tests: list[dict[str, str]] = []
-        try:
-            while True:
-                settings = settings.scoped(workspace.path, selection)
-                warmed, settings, jdk_note = self._run(
-                    workspace, selection, settings, project=project, learn_jdk=True
-                )
-                _raise_for_harness(warmed.run, "gold build on V0", _warmup_timings(warmed))
-                warmed, settings, jdk_note, unbuilt = self._rule_out_compile(
-                    workspace, selection, settings, warmed, jdk_note, project=project
-                )
-                run = warmed.run
-                run, flaky = self._measure(workspace, selection, settings, run, warmed)
-                try:
-                    if run.compile_ok and run.test_compile_ok:
-                        if run.by_class:
-                            self._left_out_by_runner(workspace, run, settings, warmed)
-                        # selected by method, a test that did not run goes to the class run with
-                        # the failing ones: a runner Surefire's method filter cannot match (JUnit
-                        # 4's Parameterized before m[*], JUnitParams...) runs there
-                        run, flaky, settings, rule, verdict = self._rule_out_harness(
-                            workspace, selection, settings, run, flaky=flaky, warmed=warmed
-                        )
-                except _NotTests as left:
-                    # gold again without them (the runs so far measured them too)
-                    not_tests.extend(left.entries)
-                    gone = {entry["test"] for entry in left.entries}
-                    selection = [test for test in selection if str(test) not in gone]
-                    if selection:
-                        continue
-                    no_test_left = gold_check.no_test_left_reason(not_tests)
-                break
-        finally:
-            workspace.checkout("v-0.5")
-        invalid = no_test_left or gold_record.invalid_reason(run, flaky)
-        if invalid and unbuilt:
-            invalid = f"{invalid}; {unbuilt}"
-        if not invalid and verdict is not None and verdict.status == gold_record.InvalidInstance.status:
-            invalid, verdict = verdict.reason, None
-        coverage = run.coverage
-        selection = [t for t in selection if str(t) not in {e["test"] for e in flaky}]
-        if not invalid and verdict is None and selection and coverage is None:
+        run, warmed = found.run, found.warmed
+        if not found.invalid and found.unjudged is None and found.selection and run.coverage is None:
+            # evaluation's own demand: its reference is gold's coverage (the builder measures none)
             raise HarnessError(
                 f"no coverage from gold's run on V0: {run.coverage_error or 'unknown reason'}",
-                log_tail=_run_log_tail(run),
-                timings={**_warmup_timings(warmed), **run.timings},
+                log_tail=run_log_tail(run),
+                timings={**warmed.timings(), **run.timings},
             )
+        verdict = found.unjudged
         return {
             "key": key,
             "harness_version": __version__,
-            "invalid": invalid,
+            "invalid": found.invalid,
             # judged by nobody for a reason that is not the instance's (gold_check)
             "unjudged": None if verdict is None else {"status": verdict.status, "reason": verdict.reason},
-            "selection": [str(t) for t in selection],
+            "selection": [str(t) for t in found.selection],
             "selected_by": gold_check.selected_by(run),
-            "rule": rule,
+            "rule": found.rule,
             "methods": [
                 {
                     "source": m.source,
@@ -285,161 +166,19 @@ class UpdateEvaluator:
                 }
                 for m in methods
             ],
-            "coverage": gold_record.coverage_to_json(coverage, methods),
-            "java_version": settings.java_version,
-            "maven_version": settings.maven_version,
+            "coverage": gold_record.coverage_to_json(run.coverage, methods),
+            "java_version": found.settings.java_version,
+            "maven_version": found.settings.maven_version,
             "run": {
                 **gold_record.run_summary(run),
                 "warmup": warmed.warmup.to_dict() if warmed.warmup else None,
-                "jdk_retry": jdk_note or None,
+                "jdk_retry": found.jdk_note or None,
             },
             "seconds": time.perf_counter() - started,
-            "flaky": flaky,
+            "flaky": found.flaky,
             # gold's selected tests the project's build does not run, left out of every selection
-            "not_tests": not_tests,
+            "not_tests": found.not_tests,
         }
-
-    def _rule_out_compile(
-        self,
-        workspace: Workspace,
-        selection: list[TestId],
-        settings: RunSettings,
-        warmed: WarmedRun,
-        jdk_note: str,
-        *,
-        project: str,
-    ) -> tuple[WarmedRun, RunSettings, str, str]:
-        """Gold's V0 build that did not compile, built again before it blames the instance
-        (:mod:`.gold_check`, step 0): plainly on its JDK, then gold's run on every other JDK here.
-        Returns the run gold keeps, its settings, the JDK note (a JDK that compiled it is named
-        there) and, when nothing compiled it, what the checks found (else "")."""
-        run, timings = warmed.run, _warmup_timings(warmed)
-        if not gold_check.compile_failed(run):
-            return warmed, settings, jdk_note, ""
-        # one cold `mvn test-compile`: no stored build, no warm JVM (compile steps never run warm)
-        plain_settings = replace(settings, prebuilt=None, coverage=False, split_launches=True)
-        plain = run_selection(self._executor(), workspace.path, [], plain_settings)
-        _raise_for_harness(plain, "gold's plain compile on V0", timings)
-        verdict = gold_check.plain_compile_verdict(run, plain)
-        if verdict is not None:
-            raise HarnessError(
-                verdict.reason, log_tail=_run_log_tail(run), timings={**timings, **run.timings}
-            )
-        if self.settings.jdk:
-            confirmed = gold_check.compile_confirmation(plain, [], forced=self.settings.jdk)
-            return warmed, settings, jdk_note, confirmed
-        others: list[tuple[int, str]] = []
-        for version in gold_check.other_jdks(self._executor().java_versions(), settings.java_version):
-            try:
-                moved = settings.on_jdk(workspace.path, version)
-                again, moved, _ = self._run(workspace, selection, moved, project=project)
-            except HarnessError as exc:  # no build on this JDK (its warm-up failed): no evidence
-                others.append((version, f"not built: {(str(exc).splitlines() or [''])[0][:200]}"))
-                continue
-            if not (again.run.compile_ok and again.run.test_compile_ok):
-                others.append((version, again.run.status))  # a build or time failure: no evidence either
-                continue
-            _raise_for_harness(again.run, f"gold build on V0 with JDK {version}", _warmup_timings(again))
-            failed_too = "".join(f"; not on JDK {v} either ({what})" for v, what in others)
-            note = (
-                f"JDK {version}: gold does not compile on JDK {settings.java_version} "
-                f"({run.status}: {run.error}){failed_too}; it does on JDK {version}"
-            )
-            return again, moved, "; ".join(filter(None, (jdk_note, note))), ""
-        return warmed, settings, jdk_note, gold_check.compile_confirmation(plain, others, forced="")
-
-    def _rule_out_harness(
-        self,
-        workspace: Workspace,
-        selection: list[TestId],
-        settings: RunSettings,
-        run: SelectionRun,
-        *,
-        flaky: list[dict[str, Any]],
-        warmed: WarmedRun,
-    ) -> tuple[SelectionRun, list[dict[str, Any]], RunSettings, str, gold_check.Verdict | None]:
-        """Gold's failing selected tests run again as the project's build runs them, before they
-        blame the instance (:mod:`.gold_check`): by class, then in the module's full test run.
-        Returns the run (and flaky tests, settings) gold's reference keeps, why it selects by
-        class ("" when it does not, or when its build's Surefire decided) and the verdict when
-        the instance judges nobody."""
-        failures = gold_check.failing(run)
-        if not failures:
-            return run, flaky, settings, "", None
-        network = self.settings.network
-        verdict = gold_check.host_verdict(failures, network=network)
-        if verdict is not None:
-            return run, flaky, settings, "", verdict
-        timings = _warmup_timings(warmed)
-        history: list[tuple[str, list[TestOutcome]]] = [(gold_check.selected_by(run), failures)]
-        rule = ""
-        if not run.by_class:
-            by_class = replace(settings, select_by_class=True)
-            whole = run_inherited(self._executor(), workspace.path, selection, by_class)
-            _raise_for_harness(whole, "gold's tests selected by class on V0", timings)
-            self._left_out_by_runner(workspace, whole, settings, warmed)
-            if gold_check.class_rule_holds(failures, whole):
-                rule = gold_check.class_rule(failures)
-                settings = by_class
-                run, flaky = self._measure(workspace, selection, settings, whole, warmed)
-                failures = gold_check.failing(run)
-                if not failures:
-                    return run, flaky, settings, rule, None
-            else:
-                failures = gold_check.failing(whole, among=[o.test for o in failures])
-            history.append((gold_record.BY_CLASS, failures))
-        full = settings.whole_module_run()
-        module = run_inherited(self._executor(), workspace.path, [o.test for o in failures], full)
-        _raise_for_harness(module, "the module's full test run on V0", timings)
-        return run, flaky, settings, rule, gold_check.module_verdict(history, module, network=network)
-
-    def _left_out_by_runner(
-        self, workspace: Workspace, class_run: SelectionRun, settings: RunSettings, warmed: WarmedRun
-    ) -> None:
-        """Gold's selected tests that did not run selected by class go to their module's whole test
-        phase: :class:`_NotTests` when each is no test to its class's runner there
-        (:func:`.gold_check.not_tests_of_their_runner`), the harness's error otherwise."""
-        missed = [o.test for o in class_run.tests if o.status == NOT_RUN]
-        if not missed:
-            return
-        full = settings.whole_module_run()
-        module = run_inherited(self._executor(), workspace.path, missed, full)
-        _raise_for_harness(module, "the module's full test run on V0", _warmup_timings(warmed))
-        entries = gold_check.not_tests_of_their_runner(missed, class_run, module)
-        if entries is not None:
-            raise _NotTests(entries)
-        _raise_for_not_run(class_run, warmed)  # raises: ``missed`` is not empty
-
-    def _measure(
-        self,
-        workspace: Workspace,
-        selection: list[TestId],
-        settings: RunSettings,
-        first: SelectionRun,
-        warmed: WarmedRun,
-    ) -> tuple[SelectionRun, list[dict[str, Any]]]:
-        """Gold's run and its flaky tests: ``first`` repeated ``gold_runs - 1`` times; tests whose
-        outcome changes are flaky and leave the selection (the coverage reference is then
-        re-measured without them)."""
-        if first.status != "ok" or not selection or self.settings.gold_runs <= 1:
-            return first, []
-        runs = [first]
-        # compared by outcome only: the same launch, JaCoCo's agent included, without the report
-        repeat = replace(settings, coverage_report=False)
-        for _ in range(self.settings.gold_runs - 1):
-            again = run_inherited(self._executor(), workspace.path, selection, repeat)
-            _raise_for_harness(again, "gold build on V0 (repeated)", _warmup_timings(warmed))
-            runs.append(again)
-        flaky = gold_record.flaky_tests(runs)
-        if not flaky:
-            return first, []
-        dropped = {entry["test"] for entry in flaky}
-        kept = [test for test in selection if str(test) not in dropped]
-        if not kept:
-            return replace(first, tests=(), coverage=None), flaky
-        final = run_inherited(self._executor(), workspace.path, kept, settings)
-        _raise_for_harness(final, "gold build on V0 (without flaky tests)", _warmup_timings(warmed))
-        return final, flaky
 
     # -- prediction ---------------------------------------------------------------------
     def evaluate(
@@ -468,7 +207,7 @@ class UpdateEvaluator:
         try:
             settings = settings.scoped(workspace.path, [*selection, *gold.selection])
             # a warm-up runs gold's tests online, never the prediction's
-            warmed, settings, _ = self._run(
+            warmed, settings, _ = self._runner().run(
                 workspace,
                 selection,
                 settings,
@@ -482,8 +221,8 @@ class UpdateEvaluator:
         if run.harness_failed:
             raise HarnessError(
                 f"the prediction's build failed for harness reasons: {run.error}",
-                log_tail=_run_log_tail(run),
-                timings={**_warmup_timings(warmed), **run.timings},
+                log_tail=run_log_tail(run),
+                timings={**warmed.timings(), **run.timings},
             )
         passed = run.status == "ok" and all(o.status in PASSING for o in run.tests)
         # No test left to run on the changed code: not an executable update (docs/scoring.md).
@@ -545,9 +284,7 @@ class UpdateEvaluator:
             "java_version": settings.java_version,
             "maven_version": run.maven_version or settings.maven_version or None,
             "executor": self._executor().name,
-            "timings": {
-                name: round(value, 3) for name, value in {**_warmup_timings(warmed), **run.timings}.items()
-            },
+            "timings": {name: round(value, 3) for name, value in {**warmed.timings(), **run.timings}.items()},
             "error": run.error or None,
             # how the production code was had: "reused <key>", or "off: <why>" (compiled in the launch)
             "prebuilt": run.prebuilt or None,
@@ -559,54 +296,3 @@ class UpdateEvaluator:
             block.update({name: None for name in ("s_exec", "s_line", "s_branch", "s_mod", "s_update")})
             raise UpdateTimeout(f"the prediction's {run.status.split(':', 1)[1]} phase timed out", block)
         return block
-
-
-def _failure_output(warmed: WarmedRun) -> list[str]:
-    """What the failed parts of a warmed run printed: the run's, and a failed warm-up's steps."""
-    texts = list(warmed.run.failure_output())
-    if warmed.warmup is not None and not warmed.warmup.ok:
-        texts += [step.output for step in warmed.warmup.steps]
-    return texts
-
-
-def _raise_for_harness(run: SelectionRun, what: str, timings: dict[str, float]) -> None:
-    if run.harness_failed or run.status.startswith("timeout"):
-        raise HarnessError(
-            f"{what} failed for harness reasons ({run.status}): {run.error}",
-            log_tail=_run_log_tail(run),
-            timings={**timings, **run.timings},
-        )
-
-
-def _raise_for_not_run(run: SelectionRun, warmed: WarmedRun) -> None:
-    """A test gold selects that did not run was not judged: the harness missed it (its module
-    was not built, the selector matched nothing), so it is the harness's error, never the
-    instance's (docs/scoring.md)."""
-    missed = [o for o in run.tests if o.status == NOT_RUN]
-    if missed:
-        raise HarnessError(
-            "gold's selected tests did not run on V0, so nothing judged them: "
-            + "; ".join(f"{o.test}: {o.message or 'no result'}" for o in missed),
-            log_tail=_run_log_tail(run),
-            timings={**_warmup_timings(warmed), **run.timings},
-        )
-
-
-def _run_log_tail(run: SelectionRun) -> str:
-    return mavenlog.log_tail(run.steps[-1].output) if run.steps else ""
-
-
-def _warmup_timings(warmed: WarmedRun) -> dict[str, float]:
-    """What readying the Maven repository cost this run (:meth:`WarmedRun.timings`)."""
-    return warmed.timings()
-
-
-@contextlib.contextmanager
-def _checked_out(workspace: Workspace, rev: str) -> Iterator[None]:
-    """``rev`` checked out for the block, then back to what was checked out before."""
-    before = workspace.rev("HEAD")
-    workspace.checkout(rev)
-    try:
-        yield
-    finally:
-        workspace.checkout(before)
