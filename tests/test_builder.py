@@ -281,7 +281,8 @@ def test_the_builder_keeps_a_commit_whose_gold_passes_evaluation_s_check_on_v0(
             "uncompilable",
             "V0 does not compile: gold does not compile on V0 (test_compile_error): [ERROR] Failed to execute "
             "goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:testCompile (default-testCompile) on "
-            "project calc: Compilation failure; a plain cold `mvn test-compile` on JDK 11 fails too "
+            "project calc: Compilation failure: src/test/java/p/CalcTest.java:[4,20] cannot find symbol; a "
+            "plain cold `mvn test-compile` on JDK 11 fails too "
             "(test_compile_error), and so does gold's run on JDK 17 (test_compile_error), JDK 21 "
             "(test_compile_error)",
         ),

@@ -170,6 +170,18 @@ def test_diagnose_summaries() -> None:
         "[ERROR] Failed to execute goal on project mini-maven: Could not resolve dependencies"
     )
     assert "testCompile (default-testCompile)" in mavenlog.diagnose_build(TEST_ERROR, 1).summary
+    # javac's first error follows, from the source root on, with the symbol it names when it does
+    assert mavenlog.diagnose_build(MAIN_ERROR, 1).summary.endswith(
+        "on project mini-maven: Compilation failure: src/main/java/org/tebench/textkit/Clamp.java:[18,16] "
+        "cannot find symbol (symbol: variable valu)"
+    )
+    assert mavenlog.diagnose_build(TEST_ERROR, 1).summary.endswith(
+        "Compilation failure: src/test/java/org/tebench/textkit/ClampTest.java:[12,30] cannot find symbol"
+    )
+    assert (
+        mavenlog.first_javac_error("[ERROR] Clamp.java:[3] ';' expected\n") == "Clamp.java:[3] ';' expected"
+    )
+    assert mavenlog.first_javac_error(OFFLINE) == ""
     assert mavenlog.diagnose_build("", 0) == mavenlog.Diagnosis(mavenlog.OK, "", True)
     assert mavenlog.diagnose_build("", 3).summary == "Maven exited with code 3"
 

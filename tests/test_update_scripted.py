@@ -409,7 +409,8 @@ def test_gold_that_does_not_compile_anywhere_makes_an_invalid_instance_naming_ev
     failed = (
         "gold does not compile on V0 (test_compile_error): [ERROR] Failed to execute goal "
         "org.apache.maven.plugins:maven-compiler-plugin:3.13.0:testCompile (default-testCompile) on project "
-        f"calc: Compilation failure; a plain cold `mvn test-compile` on JDK {chosen} fails too (test_compile_error)"
+        "calc: Compilation failure: src/test/java/p/CalcTest.java:[4,20] cannot find symbol; a plain cold "
+        f"`mvn test-compile` on JDK {chosen} fails too (test_compile_error)"
     )
     launches = _compiles(pytester)
     if jdks == "17":
@@ -454,7 +455,8 @@ def test_gold_compiling_on_another_jdk_takes_that_jdk_for_gold_and_predictions(
         "JDK 21: gold does not compile on JDK 11 (test_compile_error: [ERROR] Failed to execute goal "
     )
     assert gold["run"]["jdk_retry"].endswith(
-        "Compilation failure); not on JDK 17 either (test_compile_error); it does on JDK 21"
+        "Compilation failure: src/test/java/p/CalcTest.java:[4,20] cannot find symbol); not on JDK 17 either "
+        "(test_compile_error); it does on JDK 21"
     )
 
 
@@ -469,7 +471,7 @@ def test_a_jdk_whose_build_cannot_be_prepared_is_no_evidence_and_the_next_one_is
     assert record["update"]["java_version"] == 21
     gold = _gold_record(pytester)
     assert gold["run"]["jdk_retry"].endswith(
-        "Compilation failure); not on JDK 17 either (not built: cannot prepare the Maven repository for this "
+        "Compilation failure: src/test/java/p/CalcTest.java:[4,20] cannot find symbol); not on JDK 17 either (not built: cannot prepare the Maven repository for this "
         "project: warm-up test-compile failed: [ERROR] Could not transfer artifact org.apache:commons-parent:pom:70 "
         "from/to central: Connection reset); it does on JDK 21"
     )

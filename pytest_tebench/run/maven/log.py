@@ -47,6 +47,8 @@ _TESTS_RUNNING = re.compile(r"^(?:\[INFO\] )?(?:T E S T S|Running \S)", re.MULTI
 #: ``Apache Maven 3.9.9 (8e8579a9e76f7d015ee5ec7bfcdc97d260186937)``, printed by ``-V``.
 _MAVEN_VERSION = re.compile(r"^Apache Maven (?P<version>\d+(?:\.\d+)+\S*)", re.MULTILINE)
 _JAVAC_LINE = re.compile(r"\.java:\[\d+(?:,\d+)?\]")
+#: The line after javac's error that names the missing symbol (``  symbol:   class Ignore``).
+_SYMBOL = re.compile(r"^\s*(?:\[ERROR\])?\s*symbol:\s*(?P<symbol>\S.*)$")
 
 #: Log lines that mean the harness could not build, whatever the prediction did.
 _INFRASTRUCTURE = (
@@ -132,6 +134,22 @@ def _compile_kind_from_paths(log: str) -> str | None:
     return TEST_COMPILE_ERROR
 
 
+def first_javac_error(log: str) -> str:
+    """javac's first error as one line, its path from the source root on and the symbol it names:
+    ``src/test/java/p/ATest.java:[12,6] cannot find symbol (symbol: class Ignore)``; "" when the
+    log holds none. A verdict then says what failed to compile, not only that something did."""
+    clean = clean_log(log)
+    found = _JAVAC_ERROR.search(clean)
+    if found is None:
+        return ""
+    path = found.group("path")
+    shown = path[path.index("/src/") + 1 :] if "/src/" in path else path.rsplit("/", 1)[-1]
+    rest = clean[found.end() :].split("\n", 2)
+    line = f"{shown}{clean[found.start('path') + len(path) : found.end()].strip()} {rest[0].strip()}"
+    symbol = _SYMBOL.match(rest[1]) if len(rest) > 1 else None
+    return f"{line} (symbol: {symbol.group('symbol').strip()})" if symbol else line
+
+
 def diagnose_build(output: str, exit_code: int | None) -> Diagnosis:
     """Classify a ``compile``/``test-compile``/``test`` step from its exit code and log tail."""
     log = clean_log(output)
@@ -143,6 +161,9 @@ def diagnose_build(output: str, exit_code: int | None) -> Diagnosis:
         message = failed.group("message")
         summary = failed.group(0).strip()
         if "Compilation failure" in message or "COMPILATION ERROR" in message:
+            first = first_javac_error(log)
+            if first:
+                summary = f"{summary}: {first}"
             if failed.group("goal") == "compile":
                 return Diagnosis(COMPILE_ERROR, summary, compile_done=False)
             return Diagnosis(TEST_COMPILE_ERROR, summary, compile_done=True)
