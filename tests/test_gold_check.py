@@ -381,3 +381,48 @@ def test_a_gold_test_jupiter_never_runs_leaves_the_selection_after_the_module_ru
     assert update["gold"]["selection"] == ["org.tebench.order.CounterTest#countsOn"]
     assert update["selection"] == ["org.tebench.order.CounterTest#countsOn"]
     assert [t["status"] for t in update["tests"]] == ["passed"]
+
+
+#: V-1's tests: ``countsOn`` pins ``Counter.next`` to counting by one; ``startsAtZero`` reads
+#: nothing that changes.
+DELETING_TEST_V1 = """\
+package org.tebench.order;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class CounterTest {
+    @Test
+    void countsOn() {
+        assertEquals(2, Counter.next(1));
+    }
+
+    @Test
+    void startsAtZero() {
+        assertEquals(0, 0);
+    }
+}
+"""
+
+
+@pytest.mark.maven
+def test_gold_that_only_deletes_a_test_is_executable_when_its_code_compiles(
+    make_history: Callable[[str], History], pytester: pytest.Pytester
+) -> None:
+    """commons-codec 427998a4 (2020, a revert): gold deletes the tests of the code it removes and
+    changes no other. Its update runs nothing on V0, nor does its copy: executability is then the
+    updated test code compiling, and gold's copy scores 1, not 0 (docs/scoring.md)."""
+    v0_test = DELETING_TEST_V1.replace(
+        "    @Test\n    void countsOn() {\n        assertEquals(2, Counter.next(1));\n    }\n\n", ""
+    )
+    assert "countsOn" not in v0_test
+    history, row = _counter_instance(make_history, DELETING_TEST_V1, v0_test)
+    record = _gold_on_the_instance(pytester, history, row)
+    update = record["update"]
+    assert record["status"] == "evaluated", record["error"]
+    assert update["gold"]["selection"] == [] and update["selection"] == []
+    assert update["status"] == "no_tests"
+    # s_exec 1 (both trees compile), s_mod 1 (both delete countsOn), no coverage change: 1 x 1
+    assert (update["s_exec"], update["s_mod"], update["gt_has_coverage_change"]) == (1.0, 1.0, False)
+    assert update["s_update"] == 1.0

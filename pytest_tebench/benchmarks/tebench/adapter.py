@@ -39,6 +39,7 @@ from pytest_tebench.benchmarks.tebench.terminal import format_identification_tab
 from pytest_tebench.benchmarks.tebench.terminal import format_update_table
 from pytest_tebench.benchmarks.tebench.update import UpdateEvaluator
 from pytest_tebench.benchmarks.tebench.update import UpdateTimeout
+from pytest_tebench.benchmarks.tebench.update_metrics import UPDATE_RULES
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.instance.datasets import RawRecord
 from pytest_tebench.instance.predictions import Prediction
@@ -132,6 +133,7 @@ class TebenchAdapter:
                     # how tests are selected and gold is judged: a stored result made under older
                     # rules (a selector that ran nothing of a Parameterized class) is made again
                     "gold_rules": GOLD_RULES,
+                    "update_rules": UPDATE_RULES,
                 },
             },
             sort_keys=True,

@@ -224,11 +224,14 @@ class UpdateEvaluator:
                 log_tail=run_log_tail(run),
                 timings={**warmed.timings(), **run.timings},
             )
-        passed = run.status == "ok" and all(o.status in PASSING for o in run.tests)
-        # No test left to run on the changed code: not an executable update (docs/scoring.md).
+        # No test left to run on the changed code: not an executable update, unless gold's own
+        # update runs none either (it only deletes tests): then the updated test code compiling
+        # is all there is to execute, and gold's copy is executable (docs/scoring.md)
+        vacuous = run.status == "no_tests" and not gold.selection
+        passed = vacuous or (run.status == "ok" and all(o.status in PASSING for o in run.tests))
         s_exec = (
             0.0
-            if run.status == "no_tests"
+            if run.status == "no_tests" and not vacuous
             else executability(
                 compile_ok=bool(run.compile_ok),
                 test_compile_ok=bool(run.test_compile_ok),

@@ -32,6 +32,10 @@ from pytest_tebench.run.maven.jacoco import CoverageReport
 from pytest_tebench.workspace.checkout import FileChange
 from pytest_tebench.workspace.layout import MAVEN
 
+#: The prediction's scoring rules, in every stored item result's key: a result made under other
+#: rules is made again (2: with nothing of U to run where gold's own update runs nothing either,
+#: executability is the updated test code compiling).
+UPDATE_RULES = 2
 PAPER = "paper"
 REFERENCE = "reference"
 SCORINGS = (PAPER, REFERENCE)
