@@ -48,6 +48,7 @@ from pytest_tebench.run.executors import docker_available
 from pytest_tebench.settings import CORE_OPTIONS
 from pytest_tebench.settings import OptionSpec
 from pytest_tebench.settings import unique_specs
+from pytest_tebench.workspace.removal import wait_for_removals
 
 
 class RemoteBuilds(Protocol):
@@ -212,10 +213,12 @@ class TebenchWorker:
 
     @pytest.hookimpl
     def pytest_sessionfinish(self) -> None:
-        """Worker side: release the executor (containers, clients)."""
+        """Worker side: release the executor (containers, clients), and wait for the finished
+        workspaces still being deleted in the background."""
         if self._executor is not None:
             self._executor.close()
             self._executor = None
+        wait_for_removals()
 
 
 class TebenchController:

@@ -13,6 +13,7 @@ from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import PatchDoesNotApply
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git_text
+from pytest_tebench.workspace.removal import wait_for_removals
 from pytest_tebench.workspace.repos import RepositoryStore
 from pytest_tebench.workspace.repos import RepositoryUnavailable
 
@@ -167,6 +168,7 @@ def test_a_source_patch_that_does_not_apply_is_a_bad_instance(history: History, 
     bad = f"diff --git a/{MAIN} b/{MAIN}\n--- a/{MAIN}\n+++ b/{MAIN}\n@@ -1 +1 @@\n-nothing like this\n+x\n"
     with pytest.raises(BadInstance, match="source_patch does not apply"):
         Workspace.create(history.path, v1, bad, parent=tmp_path / "ws")
+    wait_for_removals()
     assert list((tmp_path / "ws").iterdir()) == []  # no half-made workspace left behind
 
 
@@ -216,4 +218,54 @@ def test_a_clone_that_lacks_a_file_s_content_is_a_harness_error_not_a_missing_fi
     (history.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     with pytest.raises(HarnessError, match=r"lacks the content of big\.bin at .*incomplete clone"):
         Workspace.create(history.path, sha, "", parent=tmp_path / "ws")
+    wait_for_removals()
     assert not any((tmp_path / "ws").iterdir())  # nothing left behind
+
+
+def test_a_removed_tree_leaves_its_path_at_once_and_is_deleted_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+    import threading
+
+    from pytest_tebench.workspace import removal
+
+    released = threading.Event()
+    rmtree = shutil.rmtree
+
+    def slow_rmtree(path: Path, ignore_errors: bool = False) -> None:
+        released.wait(timeout=30)  # the deletion waits until the test has looked
+        rmtree(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(removal.shutil, "rmtree", slow_rmtree)
+    workspaces = tmp_path / "workspaces"
+    tree = workspaces / "ws-one"
+    (tree / "target" / "classes").mkdir(parents=True)
+    (tree / "target" / "classes" / "A.class").write_bytes(b"\xca\xfe")
+    Workspace(tree).remove()
+    # back before the deletion ran: the path is free, the tree waits aside
+    assert not tree.exists()
+    [aside] = workspaces.iterdir()
+    assert aside.name.startswith(removal.REMOVING_PREFIX + "ws-one-")
+    assert (aside / "tree" / "target" / "classes" / "A.class").is_file()
+    released.set()
+    removal.wait_for_removals()
+    assert list(workspaces.iterdir()) == []
+    removal.wait_for_removals()  # nothing left to wait for
+
+
+def test_a_tree_that_cannot_be_moved_aside_is_deleted_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_tebench.workspace import removal
+
+    def refuse(source: object, target: object) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    tree = tmp_path / "ws-two"
+    (tree / "src").mkdir(parents=True)
+    monkeypatch.setattr(removal.os, "rename", refuse)
+    removal.remove_tree(tree)
+    assert not tree.exists()
+    removal.wait_for_removals()
+    assert list(tmp_path.iterdir()) == []

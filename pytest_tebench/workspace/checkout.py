@@ -17,7 +17,6 @@ the gold cache and the reports reproducible.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from pytest_tebench.workspace.patches import FilePatch
 from pytest_tebench.workspace.patches import PatchFormatError
 from pytest_tebench.workspace.patches import parse_patch
 from pytest_tebench.workspace.patches import render
+from pytest_tebench.workspace.removal import remove_tree
 
 #: "Hunk #2 succeeded at 40 with fuzz 1 (offset 3 lines)." (GNU patch; git apply -v says the same
 #: without the fuzz part).
@@ -125,7 +125,8 @@ class Workspace:
         return workspace
 
     def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        # gone from its path now, deleted by a background thread (removal.py)
+        remove_tree(self.path)
 
     # -- revisions ----------------------------------------------------------------------
     def rev(self, name: str) -> str:
