@@ -62,6 +62,8 @@ def remove_tree(path: Path) -> None:
     except OSError:
         # another file system, a busy name: delete in place, as before
         shutil.rmtree(path, ignore_errors=True)
+        aside.rmdir()
+        return
     with _lock:
         remover = _remover()
         remover.pending[:] = [future for future in remover.pending if not future.done()]
