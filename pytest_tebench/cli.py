@@ -305,6 +305,12 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument(
         "--require-fail-to-pass", action="store_true", help="realcode: drop methods whose stub fails no test"
     )
+    build.add_argument(
+        "--network", action="store_true",
+        help="let the tests reach the network, as evaluation's --tebench-network does (Maven stays "
+        "offline after the warm-up); without it a commit whose gold tests need an external host is "
+        "rejected as unsupported here",
+    )  # fmt: skip
     _add_executor_options(build)
     build.set_defaults(run=_build)
 

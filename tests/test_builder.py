@@ -294,7 +294,8 @@ def test_the_builder_keeps_a_commit_whose_gold_passes_evaluation_s_check_on_v0(
         (
             "unknown-host",
             "unsupported environment: gold's selected tests need an external host: jsoup.org (p.CalcTest#adds); "
-            "the sandbox has no network (--tebench-network lets the tests use it)",
+            "the sandbox has no network (evaluation's --tebench-network, tebench build's --network, lets the "
+            "tests use it)",
         ),
         (
             "class-too",
@@ -323,8 +324,43 @@ def test_the_builder_rejects_as_gold_s_check_on_v0_decides(
     assert recorded.get(sha, {}).get("unsupported", False) == (scenario == "unknown-host")
 
 
+def test_the_builder_keeps_a_commit_needing_a_host_when_the_tests_may_reach_the_network(
+    make_history: Callable[[str], History], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tebench build --network``: gold's check and the V-0.5 run reach the network, as evaluation's
+    --tebench-network lets them, so the commit the sandbox rejected above is written."""
+    sha, result = _scripted_build(make_history, tmp_path, monkeypatch, "unknown-host", network=True)
+    assert sha not in result.rejections and [row["v0_commit"] for row in result.rows] == [sha]
+    steps = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
+    tests = [step for step in steps if any(a.startswith("-Dtest=") for a in step["argv"])]
+    assert tests and all(step["test_network"] for step in tests)
+
+
+def test_tebench_build_network_option_reaches_the_build_settings(tmp_path: Path) -> None:
+    from pytest_tebench.benchmarks.building import BuildEnvironment
+    from pytest_tebench.cli import make_parser
+
+    parser = make_parser()
+    assert parser.parse_args(["build", "r", "--repo", "a/b", "--out", "o.jsonl"]).network is False
+    args = parser.parse_args(["build", "r", "--repo", "a/b", "--out", "o.jsonl", "--network"])
+    assert args.network is True
+    (tmp_path / "pom.xml").write_text("<project/>\n")
+    env = BuildEnvironment(
+        repo_dir=tmp_path, repo="a/b", work_dir=tmp_path, maven_repo=tmp_path / "m2",
+        executor=lambda: None,  # type: ignore[arg-type,return-value]
+        java_version=lambda requirement: 17, network=args.network,
+    )  # fmt: skip
+    assert env.run_settings(tmp_path).test_network is True
+    assert BuildEnvironment(**{**env.__dict__, "network": False}).run_settings(tmp_path).test_network is False
+
+
 def _scripted_build(
-    make_history: Callable[[str], History], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str
+    make_history: Callable[[str], History],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    scenario: str,
+    *,
+    network: bool = False,
 ) -> tuple[str, BuildResult]:
     """``tebench build`` of a two-commit history with the scripted Maven of test_update_scripted.py
     in ``scenario`` (JDKs 11, 17 and 21 here; its step log: tmp_path/steps.jsonl): the second
@@ -352,5 +388,6 @@ def _scripted_build(
         repo_dir=h.path, repo="acme/calc", work_dir=tmp_path / "work", maven_repo=tmp_path / "m2",
         executor=lambda: maven,
         java_version=lambda requirement: choose_java_version((11, 17, 21), requirement, None),
+        network=network,
     )  # fmt: skip
     return sha, build(config, tmp_path / "out.jsonl.state.jsonl", progress=lambda line: None)

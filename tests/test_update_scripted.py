@@ -659,7 +659,8 @@ def test_gold_needing_an_external_host_is_unsupported_unless_the_network_is_allo
     assert one["status"] == "unsupported_environment"
     assert one["error"] == (
         "gold's selected tests need an external host: jsoup.org (p.CalcTest#adds); "
-        "the sandbox has no network (--tebench-network lets the tests use it)"
+        "the sandbox has no network (evaluation's --tebench-network, tebench build's --network, lets the "
+        "tests use it)"
     )
     assert report["tests_network"] is False
     # no rerun by class or module: a host is not a selection's doing

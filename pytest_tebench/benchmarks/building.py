@@ -50,6 +50,9 @@ class BuildEnvironment:
     maven_dist: Path | None = None
     #: ``--jdk``: the JDK every build uses (a version or a home; None: the chooser's).
     jdk: str | None = None
+    #: ``--network``: the tests may reach the network, as evaluation's ``--tebench-network``
+    #: lets them (Maven itself stays offline after the warm-up).
+    network: bool = False
 
     @property
     def project(self) -> str:
@@ -69,6 +72,7 @@ class BuildEnvironment:
             "compile_timeout": self.compile_timeout,
             "test_timeout": self.test_timeout,
             "warmup_timeout": self.warmup_timeout,
+            "test_network": self.network,
         }
         return RunSettings(**{**fields, **overrides})
 
@@ -107,6 +111,7 @@ def open_environment(args: argparse.Namespace, *, what: str) -> Iterator[dict[st
             "maven_version": maven.maven_version,
             "maven_dist": maven.maven_dist,
             "jdk": maven.jdk,
+            "network": args.network,
         }
     finally:
         executor.close()

@@ -244,7 +244,7 @@ def _labelled(
     # compile ladder, failing tests by class and in the module's full test run, tests their
     # runner never runs left out. No coverage: labels need none. One gold run: a flakiness check
     # costs a launch per commit, and evaluation repeats gold anyway (--tebench-gold-runs).
-    runner = GoldRunner(config.executor, gold_runs=1, forced_jdk=config.jdk)
+    runner = GoldRunner(config.executor, gold_runs=1, network=config.network, forced_jdk=config.jdk)
     settings = config.run_settings(workspace.path, coverage=False)
     found = runner.gold_on_v0(workspace, selection_of(gold.methods), settings, project=config.repo)
     rejected = _gold_rejection(found)

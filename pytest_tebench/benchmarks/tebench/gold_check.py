@@ -93,9 +93,10 @@ def host_verdict(outcomes: Sequence[TestOutcome], *, network: bool) -> Verdict |
     hosts = list(dict.fromkeys(host for found in needs.values() for host in found))
     tests = ", ".join(sorted(needs))
     where = (
-        "it is unreachable from here even with --tebench-network"
+        "it is unreachable from here even with the network allowed"
         if network
-        else "the sandbox has no network (--tebench-network lets the tests use it)"
+        else "the sandbox has no network (evaluation's --tebench-network, tebench build's --network, "
+        "lets the tests use it)"
     )
     return Verdict(
         UnsupportedEnvironment.status,
