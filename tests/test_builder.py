@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_update_scripted import CONFTEST as SCRIPTED_MAVEN
+from scripted_maven import CONFTEST as SCRIPTED_MAVEN
 
 from pytest_tebench.benchmarks.tebench.builder import BuildResult
 from pytest_tebench.benchmarks.tebench.builder import list_commits
@@ -289,7 +289,9 @@ def test_the_builder_keeps_a_commit_whose_gold_passes_evaluation_s_check_on_v0(
         (
             "failing",
             "gold's changed tests fail on V0: gold fails its own selected tests on V0, in the module's full "
-            "test run too: p.CalcTest#adds failed: expected: <2> but was: <3>",
+            "test run too: p.CalcTest#adds failed: expected: <2> but was: <3>; and so does gold's run on JDK 17 "
+            "(p.CalcTest#adds failed: expected: <2> but was: <3>), JDK 21 (p.CalcTest#adds failed: expected: <2> "
+            "but was: <3>)",
         ),
         (
             "unknown-host",

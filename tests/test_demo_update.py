@@ -280,6 +280,31 @@ def test_gold_compiling_only_on_a_newer_jdk_is_judged_there(
     assert update["s_exec"] == 1.0 and update["s_update"] == 1.0
 
 
+def test_gold_tests_failing_only_on_the_chosen_jdk_are_judged_on_one_they_pass_on(
+    demo_run: DemoRun, pytester: pytest.Pytester
+) -> None:
+    # compiles everywhere (source 1.8, no release: javac 17 compiles against its own JDK) and passes
+    # only on JDK 21 and later: the oldest JDK here is chosen, gold fails there by method, by class
+    # and in the module's full run, then passes on a newer JDK, which becomes gold's
+    newer = [v for v in _host_jdks() if v >= 21]
+    assert newer, f"this test needs a JDK 21 or newer beside JDK 17 (found {_host_jdks()})"
+    dataset = _i1_with_gold_line(pytester, "assertEquals(true, Runtime.version().feature() >= 21);")
+    result, report = demo_run("gold", f"--tebench-dataset={dataset}")
+    result.assert_outcomes(passed=1)
+    (record,) = report["results"]
+    assert record["status"] == "evaluated", record["error"]
+    update = record["update"]
+    assert update["java_version"] == min(newer)
+    assert update["s_exec"] == 1.0 and update["s_update"] == 1.0
+    first = _host_jdks()[0]
+    note = update["gold"]["jdk_retry"]
+    assert note.startswith(
+        f"JDK {min(newer)}: gold fails its own selected tests on V0, in the module's full test run too: "
+        "org.tebench.textkit.WordWrapTest#zeroWidth failed"
+    ), note
+    assert note.endswith(f"(on JDK {first}); they pass on JDK {min(newer)}"), note
+
+
 def test_a_hanging_test_is_a_timeout_not_a_score(demo_run: DemoRun, pytester: pytest.Pytester) -> None:
     import difflib
 

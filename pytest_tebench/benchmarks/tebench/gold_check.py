@@ -30,6 +30,13 @@ module decides):
    ``-Dtest``, the same flags). Passing there, the harness's selection is at fault: a harness
    ``error`` quoting every run's outcome, never the instance's. Failing there too, the instance
    is ``invalid_instance``, and its reason quotes the full run.
+4. **JDK.** Failing in the module's full run too, on the JDK the harness chose, the failing tests
+   run on every other JDK here, nearest first (not with ``--tebench-jdk``): the JDK is the
+   harness's choice, and a project's tests may expect another one (jsoup 052dc1b1, 2020, expects
+   the XML indentation of JDK 9 and later, while its build's level lets JDK 8 run it). Where they
+   pass, gold's whole check runs on that JDK, and when it judges there, that JDK is gold's and every
+   prediction's. Only failing on every JDK is the instance ``invalid_instance``, its reason naming
+   each.
 
 Everything here reads finished runs; nothing runs Maven.
 """
@@ -225,3 +232,34 @@ def no_test_left_reason(entries: Sequence[dict[str, str]]) -> str:
     return "none of gold's selected tests runs in the project's own build: " + "; ".join(
         f"{entry['test']} ({entry['why']})" for entry in entries
     )
+
+
+# -- 4. another JDK ---------------------------------------------------------------------------
+
+
+def tests_pass_on(probe: SelectionRun, suspects: Sequence[TestId]) -> str:
+    """Why the probe of gold's failing tests (``suspects``) on another JDK is no evidence that the
+    instance judges there: "" when it built and every suspect passed."""
+    if not (probe.compile_ok and probe.test_compile_ok):
+        return probe.status
+    outcomes = probe.outcomes
+    found = [outcomes.get(t, TestOutcome(t, NOT_RUN, 0, "no result")) for t in suspects]
+    bad = [o for o in found if o.status not in PASSING]
+    return "; ".join(describe(o) for o in bad[:2]) + ("; ..." if len(bad) > 2 else "")
+
+
+def tests_jdk_note(ran: int, version: int, invalid: str, others: Sequence[tuple[int, str]]) -> str:
+    """Gold's JDK note once gold's tests, failing on JDK ``ran`` (``invalid``, their reason there),
+    pass on JDK ``version`` after the JDKs of ``others`` (``(version, what happened)``)."""
+    failed_too = "".join(f"; not on JDK {v} either ({what})" for v, what in others)
+    return f"JDK {version}: {invalid} (on JDK {ran}){failed_too}; they pass on JDK {version}"
+
+
+def tests_confirmation(others: Sequence[tuple[int, str]], *, forced: str) -> str:
+    """What a failing-tests ``invalid_instance`` reason adds: each other JDK's probe, or that
+    ``--tebench-jdk`` (``forced``) kept the others out."""
+    if forced:
+        return f"no other JDK tried: --tebench-jdk {forced} forces this one"
+    if not others:
+        return "no other JDK here to try"
+    return "and so does gold's run on " + ", ".join(f"JDK {v} ({what})" for v, what in others)

@@ -44,7 +44,9 @@ PASSING = (PASSED, SKIPPED)
 #: 6: gold that does not compile is built plainly and on every other JDK before it makes the
 #: instance invalid; a selected test its class's runner does not run in the module's full test
 #: run leaves every selection.
-GOLD_RULES = 6
+#: 7: gold's tests failing in the module's full test run too go to every other JDK before they make
+#: the instance invalid.
+GOLD_RULES = 7
 #: Characters of a failing test's message kept in a reason.
 _MESSAGE_CHARS = 300
 #: The selection rules a gold record (and every prediction of its instance) runs with.

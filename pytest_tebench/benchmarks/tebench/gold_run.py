@@ -168,7 +168,19 @@ class GoldRunner:
         Raises :class:`HarnessError` for a failure that is the harness's, and
         :class:`UnsupportedEnvironment` when no JDK here fits or an artifact is published nowhere
         reachable."""
+        found, tests_fail = self._checked(workspace, selection, settings, project=project)
+        if not tests_fail:
+            return found
+        return self._rule_out_jdk(workspace, selection, settings, found, project=project)
+
+    def _checked(
+        self, workspace: Workspace, selection: list[TestId], settings: RunSettings, *, project: str
+    ) -> tuple[GoldOnV0, bool]:
+        """Every check but the JDK ladder of failing tests, on the JDK ``settings`` start from (or
+        the one a failed log or the compile ladder moves to); True with a result that is invalid
+        because gold's tests fail in their module's full test run too."""
         workspace.checkout("gold")
+        tests_fail = False
         verdict: gold_check.Verdict | None = None
         rule = unbuilt = no_test_left = ""
         not_tests: list[dict[str, str]] = []
@@ -209,9 +221,9 @@ class GoldRunner:
         if invalid and unbuilt:
             invalid = f"{invalid}; {unbuilt}"
         if not invalid and verdict is not None and verdict.status == gold_record.InvalidInstance.status:
-            invalid, verdict = verdict.reason, None
+            invalid, verdict, tests_fail = verdict.reason, None, True
         dropped = {entry["test"] for entry in flaky}
-        return GoldOnV0(
+        found = GoldOnV0(
             invalid=invalid,
             unjudged=verdict,
             selection=[test for test in selection if str(test) not in dropped],
@@ -223,6 +235,49 @@ class GoldRunner:
             flaky=flaky,
             not_tests=not_tests,
         )
+        return found, tests_fail
+
+    def _rule_out_jdk(
+        self,
+        workspace: Workspace,
+        selection: list[TestId],
+        start: RunSettings,
+        found: GoldOnV0,
+        *,
+        project: str,
+    ) -> GoldOnV0:
+        """Gold's tests that fail in their module's full test run too, on the JDK the harness
+        chose, tried on every other JDK here before they blame the instance (:mod:`.gold_check`,
+        step 4): the failing tests alone first (no coverage), then, passing there, gold's whole
+        check on that JDK; the first JDK where it judges is gold's and every prediction's."""
+        ran = found.settings.java_version
+        if self.forced_jdk:
+            confirmed = gold_check.tests_confirmation([], forced=self.forced_jdk)
+            return replace(found, invalid=f"{found.invalid}; {confirmed}")
+        suspects = [o.test for o in gold_check.failing(found.run)]
+        others: list[tuple[int, str]] = []
+        for version in gold_check.other_jdks(self.executor().java_versions(), ran):
+            try:
+                probe_settings = replace(found.settings.on_jdk(workspace.path, version), coverage=False)
+                with _checked_out(workspace, "gold"):
+                    probe, _, _ = self.run(workspace, suspects, probe_settings, project=project)
+            except HarnessError as exc:  # no build on this JDK (its warm-up failed): no evidence
+                others.append((version, f"not built: {(str(exc).splitlines() or [''])[0][:200]}"))
+                continue
+            failed = gold_check.tests_pass_on(probe.run, suspects)
+            if failed:
+                others.append((version, failed))
+                continue
+            moved, tests_fail = self._checked(
+                workspace, selection, start.on_jdk(workspace.path, version), project=project
+            )
+            if tests_fail:
+                others.append((version, "passing alone, failing in gold's whole check"))
+                continue
+            note = gold_check.tests_jdk_note(ran, moved.settings.java_version, found.invalid, others)
+            return replace(moved, jdk_note="; ".join(filter(None, (found.jdk_note, moved.jdk_note, note))))
+        confirmed = gold_check.tests_confirmation(others, forced="")
+        return replace(found, invalid=f"{found.invalid}; {confirmed}")
 
     def _rule_out_compile(
         self,

@@ -283,6 +283,8 @@ class UpdateEvaluator:
                 "flaky": sorted(str(t) for t in flaky),
                 # gold's tests the project's build does not run (no tests to their runner), left out too
                 "not_tests": sorted(str(t) for t in gold.not_tests),
+                # why gold's JDK, and so this run's, is not the one the build files chose (None: it is)
+                "jdk_retry": gold.run.get("jdk_retry") or None,
             },
             "java_version": settings.java_version,
             "maven_version": run.maven_version or settings.maven_version or None,
