@@ -167,7 +167,7 @@ def test_a_host_in_the_module_run_s_failure_is_unsupported_not_invalid() -> None
     assert verdict == gold_check.Verdict(
         "unsupported_environment",
         "gold's selected tests need an external host: jsoup.org "
-        "(org.jsoup.integration.ConnectTest#fetchURl); it is unreachable from here even with --tebench-network",
+        "(org.jsoup.integration.ConnectTest#fetchURl); it is unreachable from here even with the network allowed",
     )
 
 
