@@ -63,6 +63,13 @@ UNKNOWN_HOST = (
 )
 
 
+#: How Surefire reports a test that ran out of the build's heap (JDK 17).
+OUT_OF_MEMORY = (
+    "<error message='Java heap space' type='java.lang.OutOfMemoryError'>java.lang.OutOfMemoryError: "
+    "Java heap space&#10;&#9;at p.CalcTest.adds(CalcTest.java:4)</error>"
+)
+
+
 def declared(workspace):
     # test class -> its @Test methods, read from the workspace's test sources
     found = {}
@@ -182,6 +189,8 @@ class ScriptedMaven:
                     failure = "<failure message='expected: &lt;2&gt; but was: &lt;3&gt;'/>"
                 if scenario == "unknown-host" and not step.test_network:
                     failure = UNKNOWN_HOST
+                if scenario == "out-of-memory":
+                    failure = OUT_OF_MEMORY
                 if "Flaky" in method:
                     runs = int(COUNTER.read_text()) if COUNTER.exists() else 0
                     COUNTER.write_text(str(runs + 1))

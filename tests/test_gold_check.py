@@ -15,6 +15,7 @@ import pytest
 from pytest_tebench.benchmarks.tebench import gold_check
 from pytest_tebench.run.maven.hosts import external_hosts
 from pytest_tebench.run.maven.hosts import host_needs
+from pytest_tebench.run.maven.limits import limits_met
 from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import FAILED
 from pytest_tebench.run.maven.surefire import NOT_RUN
@@ -115,6 +116,51 @@ def test_a_class_level_failure_passes_its_trace_to_the_selected_tests(tmp_path: 
 )
 def test_external_hosts_in_failure_texts(text: str, hosts: list[str]) -> None:
     assert external_hosts(text) == hosts
+
+
+#: What the JDK writes when a test meets a limit of its build (JDK 17 and, for threads, JDK 8).
+HEAP_TRACE = "java.lang.OutOfMemoryError: Java heap space\n\tat p.BigTest.fills(BigTest.java:4)"
+
+
+@pytest.mark.parametrize(
+    ("text", "limits"),
+    [
+        (HEAP_TRACE, ["memory"]),
+        ("java.lang.OutOfMemoryError: GC overhead limit exceeded", ["memory"]),
+        ("java.lang.OutOfMemoryError: Metaspace", ["memory"]),
+        ("java.lang.OutOfMemoryError: Cannot reserve 1048576 bytes of direct buffer memory", ["memory"]),
+        (
+            "java.lang.OutOfMemoryError: unable to create native thread: possibly out of memory or "
+            "process/resource limits reached",
+            ["processes"],
+        ),
+        ("java.lang.OutOfMemoryError: unable to create new native thread", ["processes"]),
+        (
+            "java.io.IOException: No space left on device\n\tat java.base/java.io.FileOutputStream.writeBytes"
+            "(Native Method)",
+            ["disk space"],
+        ),
+        ("java.nio.file.FileSystemException: /tmp/x: Too many open files", ["open files"]),
+        # no heap holds such an array: the test fails everywhere, it met no limit of this build's
+        ("java.lang.OutOfMemoryError: Requested array size exceeds VM limit", []),
+        ("expected: <2> but was: <3>", []),
+    ],
+)
+def test_limits_met_in_failure_texts(text: str, limits: list[str]) -> None:
+    assert limits_met(text) == limits
+
+
+def test_a_test_out_of_the_build_s_memory_is_unsupported_not_invalid() -> None:
+    heap = TestOutcome(FETCH, ERROR, 1, "Java heap space", trace=HEAP_TRACE)
+    assert gold_check.limit_verdict([heap, TestOutcome(PARSE, PASSED, 1)]) == gold_check.Verdict(
+        "unsupported_environment",
+        "gold's selected tests ran into this build's limits (memory): org.jsoup.integration.ConnectTest#fetchURl "
+        "error: Java heap space; --tebench-docker-memory gives a Docker build more",
+    )
+    # in the module's full run too, it is the environment's, never the instance's
+    verdict = gold_check.module_verdict([("method", [FAILED_FETCH])], _run(heap), network=False)
+    assert verdict.status == "unsupported_environment"
+    assert gold_check.limit_verdict([FAILED_FETCH]) is None
 
 
 def _run(*outcomes: TestOutcome, status: str = "ok") -> SelectionRun:

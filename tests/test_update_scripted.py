@@ -118,6 +118,28 @@ def test_gold_needing_an_external_host_is_unsupported_unless_the_network_is_allo
     assert launched["test_network"] is True
 
 
+def test_gold_running_out_of_the_build_s_memory_is_unsupported_not_invalid(
+    pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_MAVEN", "out-of-memory")
+    result, report = run_bench(pytester, bench)
+    result.assert_outcomes(skipped=2)
+    one = next(r for r in report["results"] if r["instance_id"] == "calc__one")
+    assert one["status"] == "unsupported_environment"
+    assert one["error"] == (
+        "gold's selected tests ran into this build's limits (memory): p.CalcTest#adds error: Java heap space; "
+        "--tebench-docker-memory gives a Docker build more"
+    )
+    # gold twice (addsFlaky is flaky), again without it; then no rerun by class or module and no
+    # other JDK: a limit is neither a selection's doing nor a JDK's
+    assert [selector(step["argv"]) for step in steps_seen(pytester)][:4] == [
+        "p.CalcTest#adds+adds[*]+addsFlaky+addsFlaky[*]",
+        "p.CalcTest#adds+adds[*]+addsFlaky+addsFlaky[*]",
+        "p.CalcTest#adds+adds[*]",
+        "p.CalcV2Test#addsLongs+addsLongs[*]",
+    ]
+
+
 def test_a_build_needing_artifacts_no_repository_has_is_named_unbuildable(
     pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -62,7 +62,8 @@ MIN_TEST_LINES = 5
 MAX_TEST_LINES = 200
 #: Decisions recorded by another version are made again: /2 checks gold on V0 as evaluation does
 #: (:mod:`.gold_run`), so a commit the simpler check of /1 rejected may be an instance now; /3
-#: tries gold's failing tests on every other JDK before it rejects the commit.
+#: tries gold's failing tests on every other JDK before it rejects the commit, and records a failure
+#: that shows the build's resource limits as unsupported here.
 BUILDER_VERSION = f"{__version__}/3"
 
 

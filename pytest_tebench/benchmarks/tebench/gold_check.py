@@ -15,7 +15,10 @@ module decides):
    is the instance ``invalid_instance``, its reason naming each build that failed.
 1. **Host.** A failure that shows a test could not reach an external host
    (:mod:`~pytest_tebench.run.maven.hosts`) is ``unsupported_environment`` naming it: the
-   sandbox has no network unless ``--tebench-network``.
+   sandbox has no network unless ``--tebench-network``. A failure that shows a test ran into the
+   build's resource limits (:mod:`~pytest_tebench.run.maven.limits`: out of heap, of threads, of
+   scratch space) is ``unsupported_environment`` too, naming the limit: a project's tests may
+   need more than the sandbox gives a build.
 2. **Class.** The selection again by class (``-Dtest=ClassA,ClassB``, only the selected methods
    read), for the tests that failed by method and those that did not run at all (a runner whose
    invocations Surefire's method filter does not match). When they pass there, the instance
@@ -55,6 +58,9 @@ from pytest_tebench.benchmarks.tebench.gold_record import describe_failure as de
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.run.maven.hosts import host_needs
+from pytest_tebench.run.maven.limits import DISK
+from pytest_tebench.run.maven.limits import MEMORY
+from pytest_tebench.run.maven.limits import limit_needs
 from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import FAILED
 from pytest_tebench.run.maven.surefire import NOT_RUN
@@ -111,6 +117,29 @@ def host_verdict(outcomes: Sequence[TestOutcome], *, network: bool) -> Verdict |
     )
 
 
+#: What a limit's verdict says of each limit: how to give the tests more.
+_LIMIT_HINTS = {
+    MEMORY: "--tebench-docker-memory gives a Docker build more",
+    DISK: "the sandbox's /tmp and $HOME are small RAM-backed file systems",
+}
+
+
+def limit_verdict(outcomes: Sequence[TestOutcome]) -> Verdict | None:
+    """``unsupported_environment`` naming the limits, when a failure shows its test ran into the
+    build's resource limits (memory, processes, disk space, open files); None otherwise."""
+    needs = limit_needs(outcomes)
+    if not needs:
+        return None
+    limits = list(dict.fromkeys(limit for found in needs.values() for limit in found))
+    failed = {str(o.test): o for o in outcomes}
+    tests = "; ".join(describe(failed[test]) for test in sorted(needs))
+    hints = "".join(f"; {_LIMIT_HINTS[limit]}" for limit in limits if limit in _LIMIT_HINTS)
+    return Verdict(
+        UnsupportedEnvironment.status,
+        f"gold's selected tests ran into this build's limits ({', '.join(limits)}): {tests}{hints}",
+    )
+
+
 def class_rule_holds(method_failures: Sequence[TestOutcome], class_run: SelectionRun) -> bool:
     """The tests that failed selected by method all pass when their whole classes run."""
     outcomes = class_run.outcomes
@@ -137,7 +166,7 @@ def module_verdict(
     suspects = [o.test for o in history[-1][1]]
     outcomes = module_run.outcomes
     in_module = [outcomes.get(t, TestOutcome(t, NOT_RUN, 0, "no result")) for t in suspects]
-    hosts = host_verdict(in_module, network=network)
+    hosts = host_verdict(in_module, network=network) or limit_verdict(in_module)
     if hosts is not None:
         return hosts
     failed = [o for o in in_module if o.status in (FAILED, ERROR)]

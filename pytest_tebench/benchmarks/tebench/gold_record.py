@@ -45,7 +45,8 @@ PASSING = (PASSED, SKIPPED)
 #: instance invalid; a selected test its class's runner does not run in the module's full test
 #: run leaves every selection.
 #: 7: gold's tests failing in the module's full test run too go to every other JDK before they make
-#: the instance invalid.
+#: the instance invalid; a failure that shows the build's resource limits is
+#: ``unsupported_environment``.
 GOLD_RULES = 7
 #: Characters of a failing test's message kept in a reason.
 _MESSAGE_CHARS = 300

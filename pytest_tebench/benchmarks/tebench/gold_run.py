@@ -344,7 +344,9 @@ class GoldRunner:
         failures = gold_check.failing(run)
         if not failures:
             return run, flaky, settings, "", None
-        verdict = gold_check.host_verdict(failures, network=self.network)
+        verdict = gold_check.host_verdict(failures, network=self.network) or gold_check.limit_verdict(
+            failures
+        )
         if verdict is not None:
             return run, flaky, settings, "", verdict
         timings = warmed.timings()
