@@ -321,8 +321,15 @@ def test_gold_tests_failing_only_on_the_chosen_jdk_take_the_jdk_they_pass_on(
     is gold's and every prediction's (jsoup 052dc1b1 expects JDK 9's XML indentation)."""
     monkeypatch.setenv("SCRIPTED_JDKS", "11,17,21")
     monkeypatch.setenv("SCRIPTED_FAILING_JDKS", "11,17")
-    record = calc_one(pytester, bench)
+    result, report = run_bench(pytester, bench)
+    record = next(r for r in report["results"] if r["instance_id"] == "calc__one")
     assert record["status"] == "evaluated", record["error"]
+    # both instances' gold moved: the summary and the terminal name them
+    assert report["summary"]["m"]["jdk_moved_gold"] == ["calc__one", "calc__two"]
+    result.stdout.fnmatch_lines(
+        ["*gold ran on another JDK than its build files choose for 2 instance(s) (update.gold.jdk_retry says why): "
+         "calc__one, calc__two*"]
+    )  # fmt: skip
     assert record["update"]["java_version"] == 21 and record["update"]["s_exec"] == 1.0
     records = [json.loads(path.read_text()) for path in (pytester.path / "cache").rglob("gold/*.json")]
     gold = next(r for r in records if "p.CalcTest#adds" in (r.get("selection") or []))

@@ -327,6 +327,12 @@ class TebenchAdapter:
                     "  gold tests the project's build never runs were left out of the selection of "
                     f"{len(not_tests)} instance(s): " + ", ".join(not_tests)
                 )
+            moved = model_summary.get("jdk_moved_gold") or []
+            if moved:
+                lines.append(
+                    f"  gold ran on another JDK than its build files choose for {len(moved)} instance(s) "
+                    "(update.gold.jdk_retry says why): " + ", ".join(moved)
+                )
             lines.extend(format_identification_table(model, model_summary))
             if model_summary.get("update"):
                 lines.extend(format_update_table(model, model_summary))

@@ -113,6 +113,12 @@ def _summarise_model(records: Sequence[Record], update_scoring: str | None) -> d
             for r in records
             if ((r.get("update") or {}).get("gold") or {}).get("not_tests")
         ),
+        # instances whose gold, and so every prediction, ran on another JDK than the build files chose
+        "jdk_moved_gold": sorted(
+            str(r["instance_id"])
+            for r in records
+            if ((r.get("update") or {}).get("gold") or {}).get("jdk_retry")
+        ),
     }
 
 
