@@ -472,3 +472,19 @@ def test_gold_that_only_deletes_a_test_is_executable_when_its_code_compiles(
     # s_exec 1 (both trees compile), s_mod 1 (both delete countsOn), no coverage change: 1 x 1
     assert (update["s_exec"], update["s_mod"], update["gt_has_coverage_change"]) == (1.0, 1.0, False)
     assert update["s_update"] == 1.0
+
+
+def test_a_probe_on_another_jdk_is_evidence_only_when_it_built_and_every_suspect_passed() -> None:
+    assert (
+        gold_check.probe_failure(_run(TestOutcome(FETCH, PASSED, 1), TestOutcome(PARSE, FAILED, 1)), [FETCH])
+        == ""
+    )
+    assert gold_check.probe_failure(_run(FAILED_FETCH), [FETCH]) == (
+        "org.jsoup.integration.ConnectTest#fetchURl failed: expected: <200> but was: <404>"
+    )
+    assert (
+        gold_check.probe_failure(_run(), [FETCH])
+        == "org.jsoup.integration.ConnectTest#fetchURl not_run: no result"
+    )
+    unbuilt = SelectionRun(status="test_compile_error", compile_ok=True, test_compile_ok=False)
+    assert gold_check.probe_failure(unbuilt, [FETCH]) == "test_compile_error"

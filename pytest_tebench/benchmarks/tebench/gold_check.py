@@ -266,7 +266,7 @@ def no_test_left_reason(entries: Sequence[dict[str, str]]) -> str:
 # -- 4. another JDK ---------------------------------------------------------------------------
 
 
-def tests_pass_on(probe: SelectionRun, suspects: Sequence[TestId]) -> str:
+def probe_failure(probe: SelectionRun, suspects: Sequence[TestId]) -> str:
     """Why the probe of gold's failing tests (``suspects``) on another JDK is no evidence that the
     instance judges there: "" when it built and every suspect passed."""
     if not (probe.compile_ok and probe.test_compile_ok):

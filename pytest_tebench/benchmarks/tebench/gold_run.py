@@ -264,7 +264,7 @@ class GoldRunner:
             except HarnessError as exc:  # no build on this JDK (its warm-up failed): no evidence
                 others.append((version, f"not built: {(str(exc).splitlines() or [''])[0][:200]}"))
                 continue
-            failed = gold_check.tests_pass_on(probe.run, suspects)
+            failed = gold_check.probe_failure(probe.run, suspects)
             if failed:
                 others.append((version, failed))
                 continue
