@@ -141,6 +141,14 @@ HEAP_TRACE = "java.lang.OutOfMemoryError: Java heap space\n\tat p.BigTest.fills(
             ["disk space"],
         ),
         ("java.nio.file.FileSystemException: /tmp/x: Too many open files", ["open files"]),
+        # jfreechart's charts on an image without the font stack (JDK 17, 2026-12-01)
+        (
+            "java.lang.UnsatisfiedLinkError: /usr/lib/jvm/java-17-openjdk-amd64/lib/libfontmanager.so: "
+            "libharfbuzz.so.0: cannot open shared object file: No such file or directory",
+            ["native library libharfbuzz.so.0"],
+        ),
+        # a library of the project's own that its build did not make: the instance's business
+        ("java.lang.UnsatisfiedLinkError: no snappyjava in java.library.path", []),
         # no heap holds such an array: the test fails everywhere, it met no limit of this build's
         ("java.lang.OutOfMemoryError: Requested array size exceeds VM limit", []),
         ("expected: <2> but was: <3>", []),
@@ -154,7 +162,7 @@ def test_a_test_out_of_the_build_s_memory_is_unsupported_not_invalid() -> None:
     heap = TestOutcome(FETCH, ERROR, 1, "Java heap space", trace=HEAP_TRACE)
     assert gold_check.limit_verdict([heap, TestOutcome(PARSE, PASSED, 1)]) == gold_check.Verdict(
         "unsupported_environment",
-        "gold's selected tests ran into this build's limits (memory): org.jsoup.integration.ConnectTest#fetchURl "
+        "gold's selected tests ran into what this build's environment gives (memory): org.jsoup.integration.ConnectTest#fetchURl "
         "error: Java heap space; --tebench-docker-memory gives a Docker build more",
     )
     # in the module's full run too, it is the environment's, never the instance's

@@ -127,7 +127,7 @@ def test_gold_running_out_of_the_build_s_memory_is_unsupported_not_invalid(
     one = next(r for r in report["results"] if r["instance_id"] == "calc__one")
     assert one["status"] == "unsupported_environment"
     assert one["error"] == (
-        "gold's selected tests ran into this build's limits (memory): p.CalcTest#adds error: Java heap space; "
+        "gold's selected tests ran into what this build's environment gives (memory): p.CalcTest#adds error: Java heap space; "
         "--tebench-docker-memory gives a Docker build more"
     )
     # gold twice (addsFlaky is flaky), again without it; then no rerun by class or module and no

@@ -70,7 +70,10 @@ class Recipe:
 
     suite: str = "sid"
     mirror: str = "http://deb.debian.org/debian"
-    #: Installed with ``--no-install-recommends`` on top of ``debootstrap --variant=minbase``.
+    #: Installed with ``--no-install-recommends`` on top of ``debootstrap --variant=minbase``. The
+    #: font stack is what a headless JDK's ``libfontmanager`` loads and its font configuration
+    #: reads: a project whose tests draw text (jfreechart renders charts) fails without it, on a
+    #: JDK 11+ with ``libharfbuzz.so.0: cannot open shared object file``, on JDK 8 with no fonts.
     packages: tuple[str, ...] = (
         "openjdk-8-jdk-headless",
         "openjdk-11-jdk-headless",
@@ -78,6 +81,11 @@ class Recipe:
         "openjdk-21-jdk-headless",
         "git",
         "ca-certificates",
+        "libfreetype6",
+        "libharfbuzz0b",
+        "libfontconfig1",
+        "fontconfig",
+        "fonts-dejavu-core",
     )
     #: JDK feature versions; each is linked at ``/opt/java/<v>`` and exported as ``JAVA<v>_HOME``.
     #: 21 for builds that ask for more than 17 (google/gson enforces ``[17,22)`` and builds on 21);

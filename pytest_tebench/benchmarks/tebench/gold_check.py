@@ -126,7 +126,8 @@ _LIMIT_HINTS = {
 
 def limit_verdict(outcomes: Sequence[TestOutcome]) -> Verdict | None:
     """``unsupported_environment`` naming the limits, when a failure shows its test ran into the
-    build's resource limits (memory, processes, disk space, open files); None otherwise."""
+    build's resource limits (memory, processes, disk space, open files) or needed a native
+    library its environment lacks; None otherwise."""
     needs = limit_needs(outcomes)
     if not needs:
         return None
@@ -136,7 +137,8 @@ def limit_verdict(outcomes: Sequence[TestOutcome]) -> Verdict | None:
     hints = "".join(f"; {_LIMIT_HINTS[limit]}" for limit in limits if limit in _LIMIT_HINTS)
     return Verdict(
         UnsupportedEnvironment.status,
-        f"gold's selected tests ran into this build's limits ({', '.join(limits)}): {tests}{hints}",
+        f"gold's selected tests ran into what this build's environment gives ({', '.join(limits)}): "
+        f"{tests}{hints}",
     )
 
 

@@ -13,7 +13,10 @@ model. This module reads the failure messages and stack traces Surefire wrote
   create new native thread`` on JDK 8), ``Cannot run program ...: error=11, Resource temporarily
   unavailable``;
 * disk space: ``java.io.IOException: No space left on device``, ``Disk quota exceeded``;
-* open files: ``Too many open files``.
+* open files: ``Too many open files``;
+* a native library the environment lacks: ``libharfbuzz.so.0: cannot open shared object file``
+  (a headless JDK's ``libfontmanager`` on an image without the font stack). A library of the
+  project's own that was not built (``no foo in java.library.path``) is not read as one.
 
 ``OutOfMemoryError: Requested array size exceeds VM limit`` is no limit of the run's: no heap
 holds such an array, so a test that asks for one fails everywhere.
@@ -54,9 +57,16 @@ _SIGNS = (
 )
 
 
+#: ``<library>.so[.N]: cannot open shared object file`` as ``dlopen`` words it.
+_NO_LIBRARY = re.compile(r"([\w.+-]+\.so(?:\.\d+)*): cannot open shared object file")
+
+
 def limits_met(text: str) -> list[str]:
-    """The run's limits ``text`` (a failure's message and trace) shows a test ran into."""
-    return [limit for limit, sign in _SIGNS if sign.search(text)]
+    """The run's limits ``text`` (a failure's message and trace) shows a test ran into, then each
+    native library it shows missing (``native library <name>``)."""
+    found = [limit for limit, sign in _SIGNS if sign.search(text)]
+    libraries = dict.fromkeys(match[1] for match in _NO_LIBRARY.finditer(text))
+    return found + [f"native library {library}" for library in libraries]
 
 
 def limit_needs(outcomes: Iterable[TestOutcome]) -> dict[str, list[str]]:
