@@ -173,6 +173,12 @@ for v in {jdks}; do
     fi
     ln -sfn "$home" /opt/java/$v
 done
+# Debian's JDKs name GNOME's accessibility bridge, which a headless image lacks: the first Swing
+# default read (UIManager) then throws "Assistive Technology not found" on JDK 8, which no build
+# elsewhere meets (jfreechart's JFreeChart class could not initialise).
+for f in /etc/java-*-openjdk/accessibility.properties; do
+    [ -f "$f" ] && sed -i 's/^assistive_technologies=/#&/' "$f"
+done
 
 groupadd --gid {uid} {user}
 useradd --no-log-init --uid {uid} --gid {uid} --create-home --shell /bin/bash {user}
