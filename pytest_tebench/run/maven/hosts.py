@@ -24,8 +24,6 @@ import ipaddress
 import re
 from collections.abc import Iterable
 
-from pytest_tebench.run.maven.surefire import PASSED
-from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestOutcome
 
 #: ``UnknownHostException: <host>`` (with a ``: <resolver text>`` tail on some JDKs).
@@ -86,11 +84,4 @@ def external_hosts(text: str) -> list[str]:
 def host_needs(outcomes: Iterable[TestOutcome]) -> dict[str, list[str]]:
     """Test id -> the external hosts its failure shows it needed, for those of ``outcomes`` that
     failed needing one."""
-    needs: dict[str, list[str]] = {}
-    for outcome in outcomes:
-        if outcome.status in (PASSED, SKIPPED):
-            continue
-        hosts = external_hosts(f"{outcome.message}\n{outcome.trace}")
-        if hosts:
-            needs[str(outcome.test)] = hosts
-    return needs
+    return {str(o.test): hosts for o in outcomes if (hosts := external_hosts(o.failure_text))}

@@ -27,8 +27,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pytest_tebench.run.maven.surefire import PASSED
-from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestOutcome
 
 MEMORY = "memory"
@@ -72,11 +70,4 @@ def limits_met(text: str) -> list[str]:
 def limit_needs(outcomes: Iterable[TestOutcome]) -> dict[str, list[str]]:
     """Test id -> the limits its failure shows it ran into, for those of ``outcomes`` that failed
     so."""
-    needs: dict[str, list[str]] = {}
-    for outcome in outcomes:
-        if outcome.status in (PASSED, SKIPPED):
-            continue
-        found = limits_met(f"{outcome.message}\n{outcome.trace}")
-        if found:
-            needs[str(outcome.test)] = found
-    return needs
+    return {str(o.test): found for o in outcomes if (found := limits_met(o.failure_text))}

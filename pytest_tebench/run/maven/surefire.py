@@ -93,6 +93,12 @@ class TestOutcome:
     def passed(self) -> bool:
         return self.status == PASSED
 
+    @property
+    def failure_text(self) -> str:
+        """The message and the trace of a test that did not pass ("" for one that did), for what
+        the failure shows it needed (:mod:`~pytest_tebench.run.maven.hosts`, ``limits``)."""
+        return "" if self.status in (PASSED, SKIPPED) else f"{self.message}\n{self.trace}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "class": self.test.class_name,
