@@ -262,22 +262,28 @@ def test_gold_that_does_not_compile_is_invalid_only_after_every_build_fails(
     )
 
 
+def _gold_judged_on_a_newer_jdk(demo_run: DemoRun, pytester: pytest.Pytester, line: str) -> dict[str, Any]:
+    """I1 with gold's ``line`` that only a JDK 21 or newer takes: the item's update block, once
+    checked to be gold judged by itself on the oldest such JDK here (every selected test passes
+    and covers what gold covers)."""
+    newer = [v for v in _host_jdks() if v >= 21]
+    assert newer, f"this test needs a JDK 21 or newer beside JDK 17 (found {_host_jdks()})"
+    result, report = demo_run("gold", f"--tebench-dataset={_i1_with_gold_line(pytester, line)}")
+    result.assert_outcomes(passed=1)
+    (record,) = report["results"]
+    assert record["status"] == "evaluated", record["error"]
+    update: dict[str, Any] = record["update"]
+    assert update["java_version"] == min(newer)
+    assert update["s_exec"] == 1.0 and update["s_update"] == 1.0
+    return update
+
+
 def test_gold_compiling_only_on_a_newer_jdk_is_judged_there(
     demo_run: DemoRun, pytester: pytest.Pytester
 ) -> None:
     # Math.clamp is JDK 21's: with source 1.8 and no release, javac compiles against its own JDK,
     # so JDK 17 cannot compile gold and a newer JDK here can (this machine has a Temurin 25)
-    newer = [v for v in _host_jdks() if v >= 21]
-    assert newer, f"this test needs a JDK 21 or newer beside JDK 17 (found {_host_jdks()})"
-    dataset = _i1_with_gold_line(pytester, "assertEquals(3, Math.clamp(5, 0, 3));")
-    result, report = demo_run("gold", f"--tebench-dataset={dataset}")
-    result.assert_outcomes(passed=1)
-    (record,) = report["results"]
-    assert record["status"] == "evaluated", record["error"]
-    update = record["update"]
-    assert update["java_version"] == min(newer)
-    # gold judged by itself on that JDK: every selected test passes and covers what gold covers
-    assert update["s_exec"] == 1.0 and update["s_update"] == 1.0
+    _gold_judged_on_a_newer_jdk(demo_run, pytester, "assertEquals(3, Math.clamp(5, 0, 3));")
 
 
 def test_gold_tests_failing_only_on_the_chosen_jdk_are_judged_on_one_they_pass_on(
@@ -286,23 +292,15 @@ def test_gold_tests_failing_only_on_the_chosen_jdk_are_judged_on_one_they_pass_o
     # compiles everywhere (source 1.8, no release: javac 17 compiles against its own JDK) and passes
     # only on JDK 21 and later: the oldest JDK here is chosen, gold fails there by method, by class
     # and in the module's full run, then passes on a newer JDK, which becomes gold's
-    newer = [v for v in _host_jdks() if v >= 21]
-    assert newer, f"this test needs a JDK 21 or newer beside JDK 17 (found {_host_jdks()})"
-    dataset = _i1_with_gold_line(pytester, "assertEquals(true, Runtime.version().feature() >= 21);")
-    result, report = demo_run("gold", f"--tebench-dataset={dataset}")
-    result.assert_outcomes(passed=1)
-    (record,) = report["results"]
-    assert record["status"] == "evaluated", record["error"]
-    update = record["update"]
-    assert update["java_version"] == min(newer)
-    assert update["s_exec"] == 1.0 and update["s_update"] == 1.0
-    first = _host_jdks()[0]
+    line = "assertEquals(true, Runtime.version().feature() >= 21);"
+    update = _gold_judged_on_a_newer_jdk(demo_run, pytester, line)
+    first, moved = _host_jdks()[0], update["java_version"]
     note = update["gold"]["jdk_retry"]
     assert note.startswith(
-        f"JDK {min(newer)}: gold fails its own selected tests on V0, in the module's full test run too: "
+        f"JDK {moved}: gold fails its own selected tests on V0, in the module's full test run too: "
         "org.tebench.textkit.WordWrapTest#zeroWidth failed"
     ), note
-    assert note.endswith(f"(on JDK {first}); they pass on JDK {min(newer)}"), note
+    assert note.endswith(f"(on JDK {first}); they pass on JDK {moved}"), note
 
 
 def test_a_hanging_test_is_a_timeout_not_a_score(demo_run: DemoRun, pytester: pytest.Pytester) -> None:

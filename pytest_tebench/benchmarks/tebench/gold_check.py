@@ -233,7 +233,7 @@ def compile_confirmation(plain: SelectionRun, others: Sequence[tuple[int, str]],
         return f"{said}; no other JDK tried: --tebench-jdk {forced} forces this one"
     if not others:
         return f"{said}; no other JDK here to try"
-    return f"{said}, and so does gold's run on " + ", ".join(f"JDK {v} ({what})" for v, what in others)
+    return f"{said}, {_so_does(others)}"
 
 
 # -- 2. tests the project's own build does not run ------------------------------------------
@@ -293,4 +293,9 @@ def tests_confirmation(others: Sequence[tuple[int, str]], *, forced: str) -> str
         return f"no other JDK tried: --tebench-jdk {forced} forces this one"
     if not others:
         return "no other JDK here to try"
+    return _so_does(others)
+
+
+def _so_does(others: Sequence[tuple[int, str]]) -> str:
+    """Each other JDK gold's run failed on too, for an ``invalid_instance`` reason."""
     return "and so does gold's run on " + ", ".join(f"JDK {v} ({what})" for v, what in others)

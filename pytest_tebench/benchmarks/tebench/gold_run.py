@@ -262,7 +262,7 @@ class GoldRunner:
                 with _checked_out(workspace, "gold"):
                     probe, _, _ = self.run(workspace, suspects, probe_settings, project=project)
             except HarnessError as exc:  # no build on this JDK (its warm-up failed): no evidence
-                others.append((version, f"not built: {(str(exc).splitlines() or [''])[0][:200]}"))
+                others.append((version, _not_built(exc)))
                 continue
             failed = gold_check.probe_failure(probe.run, suspects)
             if failed:
@@ -312,7 +312,7 @@ class GoldRunner:
                 moved = settings.on_jdk(workspace.path, version)
                 again, moved, _ = self.run(workspace, selection, moved, project=project)
             except HarnessError as exc:  # no build on this JDK (its warm-up failed): no evidence
-                others.append((version, f"not built: {(str(exc).splitlines() or [''])[0][:200]}"))
+                others.append((version, _not_built(exc)))
                 continue
             if not (again.run.compile_ok and again.run.test_compile_ok):
                 others.append((version, again.run.status))  # a build or time failure: no evidence either
@@ -432,6 +432,11 @@ def _failure_output(warmed: WarmedRun) -> list[str]:
     if warmed.warmup is not None and not warmed.warmup.ok:
         texts += [step.output for step in warmed.warmup.steps]
     return texts
+
+
+def _not_built(exc: HarnessError) -> str:
+    """What a JDK the ladders tried says when its build could not be had (no evidence either way)."""
+    return f"not built: {(str(exc).splitlines() or [''])[0][:200]}"
 
 
 def _raise_for_harness(run: SelectionRun, what: str, timings: dict[str, float]) -> None:
