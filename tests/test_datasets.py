@@ -50,6 +50,8 @@ def test_jsonl_json_and_parquet_give_the_same_instances(tmp_path: Path) -> None:
         ({"labels": ["flaky"]}, "unknown label(s) ['flaky']"),
         ({"labels": 7}, "field 'labels' must be a list"),
         ({"project": 7}, "field 'project' must be a string, not int"),
+        ({"v0_date": "last Tuesday"}, "field 'v0_date' is not an ISO 8601 date: 'last Tuesday'"),
+        ({"v0_date": 20210830}, "field 'v0_date' must be a string, not int"),
     ],
 )
 def test_bad_fields_name_the_instance_and_the_field(
@@ -132,3 +134,23 @@ def test_cache_key_names_the_gold_rules(tmp_path: Path, monkeypatch: pytest.Monk
     # identification only: no Maven run, nothing gold's rules decide
     plain = TebenchAdapter()
     assert "gold_rules" not in (plain.cache_key(instance) or "")
+
+
+def test_v0_date_is_kept_and_keys_gold(tmp_path: Path) -> None:
+    # the date pins the build's unversioned plugins (run/maven/plugin_pins): a different date is
+    # another gold build, an absent one is V-1's date (update.UpdateEvaluator)
+    from pytest_tebench.benchmarks.tebench.settings import TebenchSettings
+    from pytest_tebench.benchmarks.tebench.settings import UpdateSettings
+
+    rows = [{**ROW, "v0_date": "2021-08-30T09:57:08-07:00"}, {**ROW, "v0_date": "2021-09-30"}, ROW]
+    update = TebenchAdapter(TebenchSettings(update=UpdateSettings("paper", None, 60.0, 60.0, None, tmp_path)))
+    keys, dates = [], []
+    for number, row in enumerate(rows):
+        path = tmp_path / f"d{number}.jsonl"
+        path.write_text(json.dumps(row) + "\n")
+        (instance,) = update.load_instances(load_records(str(path)))
+        assert instance.problem is None
+        keys.append(update.cache_key(instance))
+        dates.append(instance.payload.v0_date)
+    assert dates == ["2021-08-30T09:57:08-07:00", "2021-09-30", ""]
+    assert len(set(keys)) == 3

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
@@ -27,6 +28,21 @@ def text_field(data: dict[str, Any], name: str, *, allow_empty: bool = False) ->
     if not allow_empty and not value.strip():
         raise ValueError(f"field {name!r} is empty")
     return value
+
+
+def date_field(data: dict[str, Any], name: str) -> str:
+    """An optional ISO 8601 time (``2021-08-30T09:57:08-07:00``, ``...Z``, a bare date) as
+    written, "" when absent or empty."""
+    value = data.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"field {name!r} must be a string, not {type(value).__name__}")
+    try:
+        datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ValueError(f"field {name!r} is not an ISO 8601 date: {value!r}") from None
+    return value.strip()
 
 
 def sha_field(data: dict[str, Any], name: str) -> str:

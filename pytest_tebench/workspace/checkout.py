@@ -132,6 +132,10 @@ class Workspace:
     def rev(self, name: str) -> str:
         return git_text(self.path, "rev-parse", "--verify", f"{name}^{{commit}}").strip()
 
+    def commit_date(self, rev: str) -> str:
+        """The committer date of ``rev`` (ISO 8601): V-1's is real, the harness's commits' fixed."""
+        return git_text(self.path, "log", "-1", "--format=%cI", rev).strip()
+
     def checkout(self, rev: str) -> None:
         git(self.path, "checkout", "--quiet", "--force", "--detach", rev)
         git(self.path, "clean", "-fdqx", "-e", "target/")

@@ -21,6 +21,7 @@ from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
+from pytest_tebench.benchmarks.fields import date_field
 from pytest_tebench.benchmarks.fields import load_rows
 from pytest_tebench.benchmarks.fields import sha_field
 from pytest_tebench.benchmarks.fields import slug_field
@@ -77,6 +78,9 @@ class TebenchInstance:
     test_patch: str
     labels: tuple[str, ...]
     v0_commit: str | None = None
+    #: V0's commit date (ISO 8601, "" unknown): the build's unversioned plugins are pinned to
+    #: their release by then (run/maven/plugin_pins); unknown, V-1's commit date is taken.
+    v0_date: str = ""
 
 
 @dataclass
@@ -179,7 +183,7 @@ class TebenchAdapter:
             if self.settings.update is not None:
                 # gold's build is harness work: an invalid or unbuildable gold is an error here, never a score
                 prepared.reference = UpdateEvaluator(context, self.settings.update).gold(
-                    _content_key(payload), workspace, gold, project=payload.repo
+                    _content_key(payload), workspace, gold, project=payload.repo, released_by=payload.v0_date
                 )
                 timings["gold_build"] = time.perf_counter() - done
         except BaseException as exc:
@@ -263,6 +267,7 @@ class TebenchAdapter:
                     predicted,
                     update.scoring,
                     project=instance.repo,
+                    released_by=instance.payload.v0_date,
                 )
             except HarnessError as exc:
                 exc.timings = {
@@ -397,7 +402,14 @@ def _identification(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, 
 def _content_key(payload: TebenchInstance) -> dict[str, str]:
     """What makes gold's build what it is: the cache key of the gold reference."""
     digest = hashlib.sha256()
-    for part in (payload.repo, payload.v_minus_1_commit, payload.source_patch, payload.test_patch):
+    # the date pins the build's unversioned plugins (an older row without one keeps V-1's date)
+    for part in (
+        payload.repo,
+        payload.v_minus_1_commit,
+        payload.source_patch,
+        payload.test_patch,
+        payload.v0_date,
+    ):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return {"instance_id": payload.instance_id, "content": digest.hexdigest()}
 
@@ -422,6 +434,7 @@ def _validate(record: RawRecord) -> BenchmarkInstance:
             test_patch=text_field(data, "test_patch"),
             labels=_labels(data),
             v0_commit=sha_field(data, "v0_commit") if data.get("v0_commit") else None,
+            v0_date=date_field(data, "v0_date"),
         )
     except ValueError as exc:
         return with_problem(shell, str(exc))

@@ -63,8 +63,9 @@ MAX_TEST_LINES = 200
 #: Decisions recorded by another version are made again: /2 checks gold on V0 as evaluation does
 #: (:mod:`.gold_run`), so a commit the simpler check of /1 rejected may be an instance now; /3
 #: tries gold's failing tests on every other JDK before it rejects the commit, and records a failure
-#: that shows the build's resource limits as unsupported here.
-BUILDER_VERSION = f"{__version__}/3"
+#: that shows the build's resource limits as unsupported here; /4 pins a build plugin the POMs
+#: leave without a version to its release by V0's date (run/maven/plugin_pins).
+BUILDER_VERSION = f"{__version__}/4"
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,8 @@ def _labelled(
     # runner never runs left out. No coverage: labels need none. One gold run: a flakiness check
     # costs a launch per commit, and evaluation repeats gold anyway (--tebench-gold-runs).
     runner = GoldRunner(config.executor, gold_runs=1, network=config.network, forced_jdk=config.jdk)
-    settings = config.run_settings(workspace.path, coverage=False)
+    # the build's unversioned plugins at their release by V0's date, as evaluation pins them
+    settings = config.run_settings(workspace.path, coverage=False, plugins_released_by=row["v0_date"])
     found = runner.gold_on_v0(workspace, selection_of(gold.methods), settings, project=config.repo)
     rejected = _gold_rejection(found)
     if rejected:

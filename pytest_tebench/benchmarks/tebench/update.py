@@ -70,9 +70,11 @@ class UpdateEvaluator:
         assert self.context.executor is not None
         return self.context.executor()
 
-    def _run_settings(self, workspace: Workspace, *, trusted: bool) -> RunSettings:
+    def _run_settings(self, workspace: Workspace, *, trusted: bool, released_by: str) -> RunSettings:
         """The run's settings; a ``trusted`` tree (gold's) may compile and store the production
-        build that later launches of the instance reuse (:mod:`~pytest_tebench.run.maven.prebuilt`)."""
+        build that later launches of the instance reuse (:mod:`~pytest_tebench.run.maven.prebuilt`).
+        ``released_by``: V0's date, by which the build's unversioned plugins are pinned (V-1's
+        commit date when the row has none)."""
         java = self._java_version(read_requirement(workspace.path, self.maven_repo))
         prebuilt = (
             Prebuilt(self.context.cache_dir / "prebuilt", create=trusted) if self.settings.prebuilt else None
@@ -88,6 +90,7 @@ class UpdateEvaluator:
             warmup_timeout=self.settings.timeout_warmup,
             prebuilt=prebuilt,
             test_network=self.settings.network,
+            plugins_released_by=released_by or workspace.commit_date("v-1"),
         )
 
     def _java_version(self, requirement: JdkRequirement) -> int:
@@ -104,9 +107,15 @@ class UpdateEvaluator:
 
     # -- gold -----------------------------------------------------------------------------
     def gold(
-        self, instance_key: dict[str, str], workspace: Workspace, gold_changes: TestChanges, *, project: str
+        self,
+        instance_key: dict[str, str],
+        workspace: Workspace,
+        gold_changes: TestChanges,
+        *,
+        project: str,
+        released_by: str = "",
     ) -> GoldReference:
-        settings = self._run_settings(workspace, trusted=True)
+        settings = self._run_settings(workspace, trusted=True, released_by=released_by)
         executor = self._executor()
         key = gold_record.cache_key(
             instance_key,
@@ -190,9 +199,10 @@ class UpdateEvaluator:
         scoring: str,
         *,
         project: str,
+        released_by: str = "",
     ) -> dict[str, Any]:
         workspace.checkout("prediction")
-        settings = self._run_settings(workspace, trusted=False)
+        settings = self._run_settings(workspace, trusted=False, released_by=released_by)
         if not settings.maven_version and gold.maven_version:
             settings = replace(settings, maven_version=gold.maven_version)
         if not self.settings.jdk and gold.java_version != settings.java_version:
@@ -293,6 +303,8 @@ class UpdateEvaluator:
             "error": run.error or None,
             # how the production code was had: "reused <key>", or "off: <why>" (compiled in the launch)
             "prebuilt": run.prebuilt or None,
+            # unversioned build plugins and the release by V0's date each ran at (plugin_pins)
+            "plugins_pinned": list(run.plugins_pinned) or None,
             # the test launch in a warm Maven JVM: "started"/"reused", or "off: <why>" (cold)
             "warm_jvm": run.warm_jvm or None,
         }

@@ -114,15 +114,23 @@ def build_files(workspace: Path) -> list[Path]:
     return found
 
 
+#: What :mod:`~pytest_tebench.run.maven.plugin_pins` writes after a version it inserted into a
+#: POM (``<version>2.4.0</version>`` then this comment): the digest reads the POM without it.
+PIN_MARK = "<!-- pytest-tebench: pinned"
+_PINNED = re.compile(rb"<version>[^<]*</version>" + re.escape(PIN_MARK.encode()) + rb"[^>]*-->")
+
+
 def build_digest(workspace: Path, *, java: int, maven: str, args: Sequence[str] = ()) -> str:
     """Sixteen hex digits naming what decides the commit's resolution; ``args`` are the extra
-    Maven arguments of the run (a reactor scope ``-pl m -am`` builds, so resolves, fewer modules)."""
+    Maven arguments of the run (a reactor scope ``-pl m -am`` builds, so resolves, fewer modules).
+    The versions the harness pinned are not read: a pinned tree has its unpinned tree's digest
+    (which plugins lack a version is the tree's; the version each gets, the run's date)."""
     digest = hashlib.sha256(f"java={java};maven={maven or 'default'}\n".encode())
     if args:
         digest.update(("args=" + "\0".join(args) + "\n").encode())
     for path in build_files(workspace):
         digest.update(str(path.relative_to(workspace)).encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
+        digest.update(_PINNED.sub(b"", path.read_bytes()) + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -200,6 +208,17 @@ def plan(effective_pom: str) -> list[Artifact]:
             if (group, artifact) == ("org.apache.maven.plugins", "maven-surefire-plugin"):
                 found.update(_providers(version, dependencies))
     return sorted(found)
+
+
+def build_plugin_versions(effective_pom: str) -> dict[tuple[str, str, str], str]:
+    """Each project's build plugins in the effective POM, ``(project artifactId, group,
+    artifact)`` -> version ("" none). Raises ``ET.ParseError``."""
+    found: dict[tuple[str, str, str], str] = {}
+    for project in _projects(effective_pom):
+        for node in _children(_child(_child(project, "build"), "plugins"), "plugin"):
+            group = _text(node, "groupId", "org.apache.maven.plugins")
+            found[(_text(project, "artifactId"), group, _text(node, "artifactId"))] = _text(node, "version")
+    return found
 
 
 def _runs_in_test(plugin: ET.Element) -> bool:

@@ -22,6 +22,10 @@ SUREFIRE = "surefire"
 #: The journal field saying whether every Surefire of the build's effective POM forks the tests
 #: (``buildplan.surefire_forks``): only then may its launches run in a warm Maven JVM.
 FORKS = "forks"
+#: The journal field naming the build plugins Maven resolves from the metadata for want of a
+#: version, each with the projects that run them (``{"g:a": ["project", ...]}``; absent or
+#: empty: none), which :mod:`~pytest_tebench.run.maven.plugin_pins` pins by each run's date.
+UNVERSIONED = "unversioned"
 
 
 def journal_path(maven_repo: Path) -> Path:
@@ -70,4 +74,17 @@ def recorded_forks(maven_repo: Path, build: str) -> bool:
     for entry in read_journal(maven_repo):
         if entry.get("build") == build and entry.get("ok") and FORKS in entry:
             found = entry[FORKS] is True
+    return found
+
+
+def recorded_unversioned(maven_repo: Path, build: str) -> dict[str, list[str]]:
+    """The unversioned build plugins the good checks and warm-ups of build digest ``build``
+    found ({} when none). A check of a tree already pinned finds none, so the entries add up."""
+    found: dict[str, list[str]] = {}
+    for entry in read_journal(maven_repo):
+        plugins = entry.get(UNVERSIONED)
+        if entry.get("build") == build and entry.get("ok") and isinstance(plugins, dict):
+            for plugin, projects in plugins.items():
+                if isinstance(projects, list):
+                    found[str(plugin)] = sorted({*found.get(str(plugin), []), *map(str, projects)})
     return found

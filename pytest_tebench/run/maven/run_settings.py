@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from dataclasses import replace
 from pathlib import Path
 
+from pytest_tebench.run.maven.buildplan import build_digest
 from pytest_tebench.run.maven.buildplan import version_key
 from pytest_tebench.run.maven.dist import maven_tools
 from pytest_tebench.run.maven.prebuilt import Prebuilt
@@ -77,6 +78,15 @@ class RunSettings:
     whole_modules: bool = False
     #: The tests may reach the network (``--tebench-network``); Maven itself stays offline.
     test_network: bool = False
+    #: The commit's date (ISO 8601, a benchmark's ``v0_date``): a build plugin the effective POM
+    #: leaves without a version is pinned to the last release by then
+    #: (:mod:`~pytest_tebench.run.maven.plugin_pins`); "" leaves Maven's choice, today's newest.
+    plugins_released_by: str = ""
+
+    def digest(self, workspace: Path) -> str:
+        """The build digest of ``workspace`` under these settings
+        (:func:`~pytest_tebench.run.maven.buildplan.build_digest`)."""
+        return build_digest(workspace, java=self.java_version, maven=self.maven_version, args=self.maven_args)
 
     @property
     def maven_args(self) -> tuple[str, ...]:

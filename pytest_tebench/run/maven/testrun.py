@@ -39,7 +39,7 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven import log as mavenlog
-from pytest_tebench.run.maven.buildplan import build_digest
+from pytest_tebench.run.maven import plugin_pins
 from pytest_tebench.run.maven.jacoco import EXEC_FILE
 from pytest_tebench.run.maven.jacoco import XML_FILE
 from pytest_tebench.run.maven.jacoco import CoverageReport
@@ -48,8 +48,10 @@ from pytest_tebench.run.maven.jacoco import fit_includes
 from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
+from pytest_tebench.run.maven.journal import STATE_DIR
 from pytest_tebench.run.maven.journal import recorded_forks
 from pytest_tebench.run.maven.journal import recorded_surefire
+from pytest_tebench.run.maven.journal import recorded_unversioned
 from pytest_tebench.run.maven.modulepath import opens_for_tests
 from pytest_tebench.run.maven.prebuilt import prepare as prepare_prebuilt
 from pytest_tebench.run.maven.prebuilt import restore_production
@@ -106,6 +108,10 @@ class SelectionRun:
     #: The classes Surefire reported any test case of in this launch, selected or not: a selected
     #: method without a result whose class ran is no test to that class's runner.
     reported_classes: frozenset[str] = frozenset()
+    #: Build plugins the POMs name without a version, and the release by the commit's date each
+    #: was pinned to (:mod:`~pytest_tebench.run.maven.plugin_pins`): ``g:a:v (released ..., the
+    #: newest by ...)``, or why one was not.
+    plugins_pinned: tuple[str, ...] = ()
 
     @property
     def outcomes(self) -> dict[TestId, TestOutcome]:
@@ -155,6 +161,7 @@ class SelectionRun:
             "maven_version": self.maven_version or None,
             "selected_by": "class" if self.by_class else "method",
             "prebuilt": self.prebuilt or None,
+            "plugins_pinned": list(self.plugins_pinned) or None,
             "tests": [outcome.to_dict() for outcome in self.tests],
             "coverage": self.coverage.to_dict() if self.coverage is not None else None,
             "coverage_error": self.coverage_error,
@@ -238,11 +245,15 @@ def run_selection(
     if not (workspace / "pom.xml").is_file():
         raise HarnessError(f"{workspace} has no pom.xml: not a Maven build")
     # the Surefire this build's effective POM runs, as its check recorded it (warmup.run_warmed)
-    build = build_digest(
-        workspace, java=settings.java_version, maven=settings.maven_version, args=settings.maven_args
-    )
+    build = settings.digest(workspace)
     settings = settings.for_surefire(recorded_surefire(settings.maven_repo, build))
+    # the plugins its check found without a version, at their release by this run's date
+    unversioned = recorded_unversioned(settings.maven_repo, build)
+    pins = plugin_pins.pin(
+        workspace, unversioned, settings.plugins_released_by, settings.maven_repo / STATE_DIR
+    )
     run = _Run(executor, workspace, sorted(set(selection)), settings)
+    run.plugins_pinned = plugin_pins.describe(pins)
     # the journal's check of this build's effective POM: its tests fork, so it may run warm
     run.warm = recorded_forks(settings.maven_repo, build)
     return run.execute()
@@ -264,6 +275,8 @@ class _Run:
         self.prebuilt = ""
         #: The build's Surefire forks every test JVM (``BuildStep.warm``).
         self.warm = False
+        #: The unversioned plugins the POMs were pinned for (``plugin_pins.describe``).
+        self.plugins_pinned: tuple[str, ...] = ()
 
     def finish(
         self, status: str, compile_ok: bool | None, test_compile_ok: bool | None, **rest: Any
@@ -278,6 +291,7 @@ class _Run:
             java_version=self.settings.java_version,
             by_class=self.settings.select_by_class and bool(self.chosen),
             prebuilt=self.prebuilt,
+            plugins_pinned=self.plugins_pinned,
             **rest,
         )
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -50,6 +51,7 @@ from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven import buildplan
 from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.run.maven import plugin_pins
 from pytest_tebench.run.maven.jacoco import AGENT_ARTIFACT
 from pytest_tebench.run.maven.jacoco import AGENT_JAR
 from pytest_tebench.run.maven.jacoco import CLI_ARTIFACT
@@ -58,8 +60,10 @@ from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.journal import FORKS
 from pytest_tebench.run.maven.journal import STATE_DIR
 from pytest_tebench.run.maven.journal import SUREFIRE
+from pytest_tebench.run.maven.journal import UNVERSIONED
 from pytest_tebench.run.maven.journal import append_entry
 from pytest_tebench.run.maven.journal import read_journal
+from pytest_tebench.run.maven.journal import recorded_unversioned
 from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.steps import compile_step
@@ -219,13 +223,16 @@ def warm_up(
     selection: Iterable[TestId] | None = None,
     since: float | None = None,
     build: str = "",
+    unversioned: dict[str, list[str]] | None = None,
 ) -> WarmupResult:
     """Resolve online what an offline build of ``workspace`` (a trusted checkout: its tests run
     with network) needs, under the project's lock. Leaves ``target/`` built; evaluation removes it.
 
     ``since``: the time an offline build failed for a missing artifact; when another worker
     finished a warm-up of this project (of build digest ``build``, when given) after it, nothing
-    is downloaded (``cached``). ``None`` warms up whatever the journal says.
+    is downloaded (``cached``). ``None`` warms up whatever the journal says. ``unversioned``: the
+    build plugins without a version an earlier check found (:mod:`~pytest_tebench.run.maven.plugin_pins`;
+    the workspace carries their pins), journaled with those this warm-up's effective POM shows.
     """
     started = time.monotonic()
     key = project_key(project, settings)
@@ -238,7 +245,10 @@ def warm_up(
         unpublished: tuple[str, ...] = ()
         for attempt in range(1, ATTEMPTS + 1):
             begun = time.time()
-            new_steps, error, transient, unpublished = _online_build(executor, workspace, settings, chosen)
+            learnt: dict[str, Any] = {}
+            new_steps, error, transient, unpublished = _online_build(
+                executor, workspace, settings, chosen, learnt
+            )
             steps.extend(new_steps)
             _journal(
                 settings,
@@ -256,6 +266,7 @@ def warm_up(
                     # the Surefire of the effective POM the attempt computed ("" none)
                     SUREFIRE: buildplan.surefire_version(buildplan.read_plan(workspace) or []),
                     FORKS: buildplan.read_forks(workspace),
+                    UNVERSIONED: {**(unversioned or {}), **learnt.get(UNVERSIONED, {})},
                 },
             )
             if not error or not transient:
@@ -273,17 +284,21 @@ def warm_up(
 
 
 def _online_build(
-    executor: Executor, workspace: Path, settings: RunSettings, selection: list[TestId] | None
+    executor: Executor,
+    workspace: Path,
+    settings: RunSettings,
+    selection: list[TestId] | None,
+    learnt: dict[str, Any],
 ) -> tuple[list[StepResult], str, bool, tuple[str, ...]]:
     """One online attempt: (steps, error or "", whether a failure may go away on a retry,
-    coordinates published nowhere reachable)."""
+    coordinates published nowhere reachable); ``learnt`` gets the unversioned plugins it pinned."""
     steps: list[StepResult] = []
     failed = ensure_coverage_jars(executor, workspace, settings)
     if failed is not None:
         return [failed], f"cannot resolve the JaCoCo jars ({failed.name})", True, ()
     remove_stale_outputs(workspace, whole_target=settings.clean_target)
     timeout = settings.warmup_timeout
-    planned, plan_steps, plan_error = _resolve_plan(executor, workspace, settings)
+    planned, plan_steps, plan_error = _resolve_plan(executor, workspace, settings, learnt)
     steps.extend(plan_steps)
     if plan_error:
         return steps, *plan_error
@@ -367,30 +382,34 @@ def _verify(
 
 
 def _resolve_plan(
-    executor: Executor, workspace: Path, settings: RunSettings
+    executor: Executor, workspace: Path, settings: RunSettings, learnt: dict[str, Any]
 ) -> tuple[list[buildplan.Artifact], list[StepResult], tuple[str, bool, tuple[str, ...]] | None]:
     """Online: the effective POM (parents, BOMs, the JDK's profiles), then every plugin,
-    dependency and Surefire provider it names that the repository lacks, in one launch.
+    dependency and Surefire provider it names that the repository lacks, in one launch. A build
+    plugin it leaves without a version is pinned first (``learnt[UNVERSIONED]``), and the
+    effective POM computed again with the pin.
 
     Returns (the plan, plus one ``kind="unpublished"`` entry per artifact no repository had;
     the steps; the attempt's error triple, or ``None`` to go on with the build)."""
     steps: list[StepResult] = []
     tools = settings.maven_tools()
-    effective = executor.run(
-        workspace,
-        _online(
-            effective_pom_step(
-                buildplan.EFFECTIVE_POM,
-                java_version=settings.java_version,
-                timeout=settings.warmup_timeout,
-                offline=False,
-                maven=tools,
-                extra_args=settings.maven_args,
-            )
-        ),
-        maven_repo=settings.maven_repo,
+    effective_step = _online(
+        effective_pom_step(
+            buildplan.EFFECTIVE_POM,
+            java_version=settings.java_version,
+            timeout=settings.warmup_timeout,
+            offline=False,
+            maven=tools,
+            extra_args=settings.maven_args,
+        )
     )
+    effective = executor.run(workspace, effective_step, maven_repo=settings.maven_repo)
     steps.append(effective)
+    if effective.ok:
+        learnt[UNVERSIONED] = _pin(workspace, settings, effective.output)
+        if learnt[UNVERSIONED] and settings.plugins_released_by:
+            effective = executor.run(workspace, effective_step, maven_repo=settings.maven_repo)
+            steps.append(effective)
     if not effective.ok:
         if effective.timed_out:
             return [], steps, (f"warm-up effective-pom timed out after {effective.duration:.0f} s", True, ())
@@ -502,21 +521,31 @@ def run_warmed(
         fetch = WarmupResult("jacoco", False, False, (failed,), f"cannot fetch the JaCoCo jars: {why}", 1)
         return WarmedRun(_failed_run(fetch), fetch)
     key = project_key(project, settings)
-    build = buildplan.build_digest(
-        workspace, java=settings.java_version, maven=settings.maven_version, args=settings.maven_args
-    )
+    build = settings.digest(workspace)
+    # the plugins an earlier check of this build found without a version, at their release by
+    # this run's date (plugin_pins)
+    recorded = recorded_unversioned(settings.maven_repo, build)
+    plugin_pins.pin(workspace, recorded, settings.plugins_released_by, _state(settings))
     warm_list = chosen if warm_selection is None else warm_selection
 
     def warm(since: float | None) -> WarmupResult:
         with trusted() if trusted is not None else _nothing():
             return warm_up(
-                executor, workspace, settings, project=project, selection=warm_list, since=since, build=build
+                executor,
+                workspace,
+                settings,
+                project=project,
+                selection=warm_list,
+                since=since,
+                build=build,
+                unversioned={**recorded, **checked},
             )
 
     warmed: WarmupResult | None = None
     probe = check = 0.0
+    checked: dict[str, list[str]] = {}
     if not build_checked(settings, key, build):
-        complete, check, surefire, forks = _complete_offline(executor, workspace, settings)
+        complete, check, surefire, forks, checked = _complete_offline(executor, workspace, settings)
         probe = check
         if complete:
             _journal(
@@ -529,6 +558,7 @@ def run_warmed(
                     "ended": time.time(),
                     SUREFIRE: surefire,
                     FORKS: forks,
+                    UNVERSIONED: checked,
                 },
             )
         else:
@@ -562,9 +592,11 @@ def run_warmed(
 
 def _complete_offline(
     executor: Executor, workspace: Path, settings: RunSettings
-) -> tuple[bool, float, str, bool]:
+) -> tuple[bool, float, str, bool, dict[str, list[str]]]:
     """Whether the repository holds everything the workspace's effective POM names (computed
-    offline), the seconds it took, the Surefire version it runs and whether its tests fork.
+    offline), the seconds it took, the Surefire version it runs, whether its tests fork, and the
+    build plugins it leaves without a version (pinned by the run's date, then the effective POM
+    is computed again).
     ``False`` when the effective POM cannot be computed."""
     step = effective_pom_step(
         buildplan.EFFECTIVE_POM,
@@ -574,12 +606,32 @@ def _complete_offline(
         extra_args=settings.maven_args,
     )
     result = executor.run(workspace, step, maven_repo=settings.maven_repo)
+    seconds = result.duration
+    unversioned = _pin(workspace, settings, result.output) if result.ok else {}
+    if unversioned and settings.plugins_released_by:
+        result = executor.run(workspace, step, maven_repo=settings.maven_repo)
+        seconds += result.duration
     planned = buildplan.read_plan(workspace) if result.ok else None
     forks = result.ok and buildplan.read_forks(workspace)
     with contextlib.suppress(OSError):
         (workspace / buildplan.EFFECTIVE_POM).unlink()
     complete = planned is not None and not buildplan.missing_from(settings.maven_repo, planned)
-    return complete, result.duration, buildplan.surefire_version(planned or []), forks
+    return complete, seconds, buildplan.surefire_version(planned or []), forks, unversioned
+
+
+def _pin(workspace: Path, settings: RunSettings, output: str) -> dict[str, list[str]]:
+    """The build plugins the launch that just wrote the effective POM (its log ``output``)
+    resolved from the repository's metadata for want of a version ({} none, or the effective POM
+    unreadable), pinned in the workspace's POMs to their release by the run's date
+    (:mod:`~pytest_tebench.run.maven.plugin_pins`). Raises :class:`HarnessError` when the
+    release dates cannot be read."""
+    try:
+        effective = (workspace / buildplan.EFFECTIVE_POM).read_text(encoding="utf-8")
+        found = plugin_pins.as_record(plugin_pins.unversioned(output, effective))
+    except (OSError, ET.ParseError):
+        return {}
+    plugin_pins.pin(workspace, found, settings.plugins_released_by, _state(settings))
+    return found
 
 
 def needs_warmup(run: SelectionRun) -> bool:
