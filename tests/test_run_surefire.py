@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,55 @@ def test_surefire_before_2_19_names_the_class_on_its_running_line() -> None:
     checked = check_against_console(outcomes_for(tests, cases), cases, console)
     # A is confirmed; B's forged pass is caught by the count; C never ran according to the console
     assert [o.status for o in checked.values()] == [PASSED, FAILED, "not_run"]
+
+
+# JDK 8's words for a chart test (jfreechart b31740fd, 2026-12-01, Debian's JDK 8 in the image
+# before its accessibility bridge was commented out): the first test to touch the class gets the
+# initializer's own error; every later one only "Could not initialize class".
+FIRST_TOUCH = """java.lang.ExceptionInInitializerError
+\tat org.jfree.chart.ChartFactory.createPieChart(ChartFactory.java:214)
+\tat org.jfree.chart.AreaChartTest.setUp(AreaChartTest.java:80)
+Caused by: java.awt.AWTError: Assistive Technology not found: org.GNOME.Accessibility.AtkWrapper
+\tat java.awt.Toolkit.loadAssistiveTechnologies(Toolkit.java:807)
+\tat javax.swing.UIManager.getColor(UIManager.java:696)
+\tat org.jfree.chart.JFreeChart.<clinit>(JFreeChart.java:262)
+\t... 30 more"""
+LATER_TOUCH = "java.lang.NoClassDefFoundError: Could not initialize class org.jfree.chart.JFreeChart\n\tat org.jfree.chart.PieChartTest.setUp(PieChartTest.java:70)"
+
+
+def test_could_not_initialize_names_the_root_cause_another_test_saw() -> None:
+    from pytest_tebench.run.maven.limits import limit_needs
+
+    cases = [
+        CaseResult("org.jfree.chart.AreaChartTest", "testDrawWithNullInfo", ERROR, "", FIRST_TOUCH),
+        CaseResult(
+            "org.jfree.chart.PieChartTest",
+            "testReplaceDataset",
+            ERROR,
+            "Could not initialize class org.jfree.chart.JFreeChart",
+            LATER_TOUCH,
+        ),
+    ]
+    selected = TestId("org.jfree.chart.PieChartTest", "testReplaceDataset")
+    (outcome,) = outcomes_for([selected], cases).values()
+    assert outcome.message == (
+        "Could not initialize class org.jfree.chart.JFreeChart (org.jfree.chart.JFreeChart's static "
+        "initializer failed in org.jfree.chart.AreaChartTest#testDrawWithNullInfo: java.awt.AWTError: "
+        "Assistive Technology not found: org.GNOME.Accessibility.AtkWrapper)"
+    )
+    assert outcome.trace.startswith(LATER_TOUCH) and "[root cause]" in outcome.trace
+    # the same with a missing native library as the root cause: the limits reader sees it
+    linked = FIRST_TOUCH.replace(
+        "java.awt.AWTError: Assistive Technology not found: org.GNOME.Accessibility.AtkWrapper",
+        "java.lang.UnsatisfiedLinkError: /usr/lib/jvm/java-8/jre/lib/amd64/libfontmanager.so: "
+        "libfreetype.so.6: cannot open shared object file: No such file or directory",
+    )
+    (unlinked,) = outcomes_for([selected], [replace(cases[0], trace=linked), cases[1]]).values()
+    assert limit_needs([unlinked]) == {str(selected): ["native library libfreetype.so.6"]}
+    assert limit_needs([outcomes_for([selected], cases[1:])[selected]]) == {}  # nothing to add alone
+    # where the test's own trace carries the cause (later JDKs), nothing is added
+    own = replace(
+        cases[1],
+        trace=LATER_TOUCH + "\nCaused by: java.lang.ExceptionInInitializerError: Exception java.awt.AWTError",
+    )
+    assert outcomes_for([selected], [cases[0], own])[selected].message == own.message

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -223,9 +224,10 @@ def outcomes_for(selection: Iterable[TestId], cases: Iterable[CaseResult]) -> di
     seen = aggregate(case_list)
     broken = class_level_errors(case_list)
     result: dict[TestId, TestOutcome] = {}
+    initializers = failed_initializers(case_list)
     for test in sorted(set(selection)):
         if test in seen:
-            result[test] = seen[test]
+            result[test] = _with_initializer(seen[test], initializers)
             continue
         failure = _enclosing_error(test.class_name, broken)
         if failure is not None:
@@ -234,6 +236,45 @@ def outcomes_for(selection: Iterable[TestId], cases: Iterable[CaseResult]) -> di
         else:
             result[test] = TestOutcome(test, NOT_RUN, 0, "")
     return result
+
+
+#: A class whose static initializer threw once: every later use fails with this, no cause attached
+#: (JDK 8 and 11; later JDKs attach the first failure as the cause).
+_UNINITIALIZED = re.compile(r"Could not initialize class ([\w.$]+)")
+_CLINIT = re.compile(r"\bat ([\w.$]+)\.<clinit>\(")
+
+
+def failed_initializers(cases: Iterable[CaseResult]) -> dict[str, str]:
+    """Class -> where and why its static initializer failed (``in p.ATest#m: java.awt.AWTError:
+    ...``), read from the reports' ``ExceptionInInitializerError`` traces: the root cause of a
+    later ``Could not initialize class`` in another test, which may not be selected (a class or
+    module run) and so is nowhere else in the run's outcomes."""
+    found: dict[str, str] = {}
+    for case in cases:
+        if case.status not in (FAILED, ERROR) or "ExceptionInInitializerError" not in case.trace:
+            continue
+        lines = [line.strip() for line in case.trace.splitlines()]
+        causes = [line.removeprefix("Caused by: ") for line in lines if line.startswith("Caused by: ")]
+        cause = causes[-1] if causes else lines[0]
+        where = f"{case.class_name}#{method_of(case.name) or case.name}"
+        for name in _CLINIT.findall(case.trace):
+            found.setdefault(name, f"in {where}: {cause}")
+    return found
+
+
+def _with_initializer(outcome: TestOutcome, initializers: Mapping[str, str]) -> TestOutcome:
+    """``outcome`` with the root cause of its ``Could not initialize class X`` added to its
+    message and trace, when another test's report shows it (and its own trace lacks it)."""
+    text = outcome.failure_text
+    match = _UNINITIALIZED.search(text)
+    if match is None or "ExceptionInInitializerError" in text or match.group(1) not in initializers:
+        return outcome
+    why = f"{match.group(1)}'s static initializer failed {initializers[match.group(1)]}"
+    return replace(
+        outcome,
+        message=f"{outcome.message} ({why})"[:MAX_MESSAGE],
+        trace=f"{outcome.trace}\n[root cause] {why}"[:MAX_TRACE],
+    )
 
 
 def _enclosing_error(class_name: str, broken: Mapping[str, CaseResult]) -> CaseResult | None:
