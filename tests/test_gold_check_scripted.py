@@ -264,6 +264,62 @@ def test_a_gold_test_its_class_s_runner_never_runs_leaves_every_selection(
     ]
 
 
+@pytest.mark.parametrize("inner_only", [False, True])
+def test_a_gold_test_in_a_class_the_project_never_runs_leaves_every_selection(
+    make_history: Callable[[str], History], pytester: pytest.Pytester, inner_only: bool
+) -> None:
+    # commons-collections 8e4c50f9 (2022-11): gold changes AbstractMapTest$TestMapEntrySet, an inner
+    # class only JUnit 3's BulkTest suites ran; under JUnit 5 nothing runs it, and Surefire's
+    # default excludes leave inner classes out of the module's own run
+    h = make_history("calc")
+    pom = "<project><modelVersion>4.0.0</modelVersion></project>\n"
+    test = (
+        "package p;\n\nclass CalcTest {\n    @Test void adds() { check(1); }\n\n"
+        "    class Never {\n        @Test void entry() { check(1); }\n    }\n}\n"
+    )
+    c0 = h.commit(
+        {
+            "pom.xml": pom,
+            MAIN: "package p;\nclass Calc { int add(int a, int b) { return a + b; } }\n",
+            TEST: test,
+        }
+    )
+    changed = test.replace("entry() { check(1); }", "entry() { check(2); }")
+    if not inner_only:
+        changed = changed.replace("adds() { check(1); }", "adds() { check(3); }")
+    c1 = h.commit(
+        {MAIN: "package p;\nclass Calc { int add(int a, int b) { return b + a; } }\n", TEST: changed}
+    )
+    row = h.instance_row(c0, c1, instance_id="calc__inner", repo="acme/calc", labels=["stale"])
+    bench = {
+        "dataset": write_jsonl(pytester.path / "dataset.jsonl", [row]),
+        "predictions": write_jsonl(
+            pytester.path / "run.jsonl",
+            [{"instance_id": "calc__inner", "model_name_or_path": "m", "model_patch": row["test_patch"]}],
+        ),
+        "repos": h.path.parent,
+    }
+    pytester.makeconftest(CONFTEST)
+    _, report = run_bench(pytester, bench)
+    (record,) = report["results"]
+    selectors = [selector(step["argv"]) for step in steps_seen(pytester)]
+    if inner_only:
+        assert record["status"] == "invalid_instance"
+        assert record["error"] == (
+            "none of gold's selected tests runs in the project's own build: p.CalcTest$Never#entry (its "
+            "class never runs in the module's full test run, where the module's other test classes do: "
+            "the project's build does not run it)"
+        )
+        assert selectors == ["p.CalcTest$Never#entry+entry[*]"] * 2 + ["p.CalcTest$Never", None]
+        return
+    assert record["status"] == "evaluated", record["error"]
+    update = record["update"]
+    assert update["gold"]["not_tests"] == ["p.CalcTest$Never#entry"]
+    assert update["gold"]["selection"] == ["p.CalcTest#adds"]
+    assert update["selection"] == ["p.CalcTest#adds"] and update["s_exec"] == 1.0
+    assert selectors[2:4] == ["p.CalcTest,p.CalcTest$Never", None]  # by class, then the module's run
+
+
 def test_gold_failing_only_selected_by_method_selects_by_class_for_gold_and_predictions(
     pytester: pytest.Pytester, bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,6 +49,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from pytest_tebench.benchmarks.tebench.gold_record import BY_CLASS
 from pytest_tebench.benchmarks.tebench.gold_record import BY_METHOD
@@ -61,6 +62,8 @@ from pytest_tebench.run.maven.hosts import host_needs
 from pytest_tebench.run.maven.limits import DISK
 from pytest_tebench.run.maven.limits import MEMORY
 from pytest_tebench.run.maven.limits import limit_needs
+from pytest_tebench.run.maven.selection import module_ran
+from pytest_tebench.run.maven.selection import source_module
 from pytest_tebench.run.maven.surefire import ERROR
 from pytest_tebench.run.maven.surefire import FAILED
 from pytest_tebench.run.maven.surefire import NOT_RUN
@@ -76,6 +79,10 @@ RUN_NAMES = {BY_METHOD: "selected by method", BY_CLASS: "selected by class"}
 INVALID_PREFIX = "gold fails its own selected tests on V0, in the module's full test run too"
 #: Why a selected test of gold leaves every selection (:func:`not_tests_of_their_runner`).
 NOT_A_TEST = "its class runs in the module's full test run and it does not: no test to the class's runner"
+NEVER_RUN = (
+    "its class never runs in the module's full test run, where the module's other test classes do: "
+    "the project's build does not run it"
+)
 
 
 @dataclass(frozen=True)
@@ -240,21 +247,31 @@ def compile_confirmation(plain: SelectionRun, others: Sequence[tuple[int, str]],
 
 
 def not_tests_of_their_runner(
-    missed: Sequence[TestId], class_run: SelectionRun, module_run: SelectionRun
+    missed: Sequence[TestId], class_run: SelectionRun, module_run: SelectionRun, workspace: Path
 ) -> list[dict[str, str]] | None:
     """Gold's selected tests that no run ran (``missed``: not run selected by class) as the
-    project's build has them, when each is no test to its class's runner: its class ran in the
-    class run and in the module's whole test phase (``module_run``), and it did not. ``{"test",
+    project's build has them, when each is no test to the project's own test phase
+    (``module_run``, in ``workspace``), and did not run there: its class ran in the class run and
+    in the module's whole test phase, and it did not (:data:`NOT_A_TEST`); or its class ran in
+    neither while its module's other test classes did (:data:`NEVER_RUN`: Surefire's includes
+    leave it out, as they leave out inner classes, or its engine does not discover it). ``{"test",
     "why"}`` per test; None when any of them is not so (the harness's error then)."""
     outcomes = module_run.outcomes
     entries: list[dict[str, str]] = []
     for test in missed:
-        ran_class = (
-            test.class_name in class_run.reported_classes and test.class_name in module_run.reported_classes
-        )
-        if not ran_class or outcomes.get(test, TestOutcome(test, NOT_RUN)).status != NOT_RUN:
+        if outcomes.get(test, TestOutcome(test, NOT_RUN)).status != NOT_RUN:
             return None
-        entries.append({"test": str(test), "why": NOT_A_TEST})
+        in_class_run = test.class_name in class_run.reported_classes
+        in_module_run = test.class_name in module_run.reported_classes
+        if in_class_run and in_module_run:
+            entries.append({"test": str(test), "why": NOT_A_TEST})
+            continue
+        module = source_module(workspace, test.class_name)
+        if in_class_run or in_module_run or module is None:
+            return None
+        if not module_ran(workspace, module, module_run.reported_classes):
+            return None  # its module's tests did not run at all: no evidence of the project's build
+        entries.append({"test": str(test), "why": NEVER_RUN})
     return entries
 
 

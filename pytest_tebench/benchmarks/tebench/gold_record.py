@@ -48,7 +48,8 @@ PASSING = (PASSED, SKIPPED)
 #: the instance invalid; a failure that shows the build's resource limits is
 #: ``unsupported_environment``.
 #: 8: a build plugin the POMs leave without a version runs at its release by V0's date, no longer
-#: at today's newest (run/maven/plugin_pins).
+#: at today's newest (run/maven/plugin_pins); a selected test whose class the module's full test
+#: run never runs, while it runs the module's other classes, leaves every selection.
 GOLD_RULES = 8
 #: Characters of a failing test's message kept in a reason.
 _MESSAGE_CHARS = 300

@@ -384,7 +384,7 @@ class GoldRunner:
         full = settings.whole_module_run()
         module = run_inherited(self.executor(), workspace.path, missed, full)
         _raise_for_harness(module, "the module's full test run on V0", warmed.timings())
-        entries = gold_check.not_tests_of_their_runner(missed, class_run, module)
+        entries = gold_check.not_tests_of_their_runner(missed, class_run, module, workspace.path)
         if entries is not None:
             raise _NotTests(entries)
         _raise_for_not_run(class_run, warmed)  # raises: ``missed`` is not empty
