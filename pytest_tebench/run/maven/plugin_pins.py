@@ -36,6 +36,7 @@ test tree is all it may change), so it can neither plant nor remove a pin.
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -186,6 +187,21 @@ def pin(
         group, _, artifact = key.partition(":")
         plugins[(group, artifact)] = tuple(projects)
     return apply(workspace, choose(plugins, released_by, ReleaseDates(state_dir)))
+
+
+def pin_found(
+    workspace: Path, effective_pom: Path, output: str, released_by: str, state_dir: Path
+) -> dict[str, list[str]]:
+    """The build plugins the launch that wrote ``effective_pom`` (its log ``output``) resolved
+    from the repository's metadata for want of a version, as the journal keeps them ({} none, or
+    the effective POM unreadable), pinned in ``workspace``'s POMs to their release by
+    ``released_by`` (:func:`pin`). Raises :class:`HarnessError` when the dates cannot be read."""
+    try:
+        found = as_record(unversioned(output, effective_pom.read_text(encoding="utf-8")))
+    except (OSError, ET.ParseError):
+        return {}
+    pin(workspace, found, released_by, state_dir)
+    return found
 
 
 def as_record(unversioned: Mapping[tuple[str, str], tuple[str, ...]]) -> dict[str, list[str]]:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -620,18 +619,10 @@ def _complete_offline(
 
 
 def _pin(workspace: Path, settings: RunSettings, output: str) -> dict[str, list[str]]:
-    """The build plugins the launch that just wrote the effective POM (its log ``output``)
-    resolved from the repository's metadata for want of a version ({} none, or the effective POM
-    unreadable), pinned in the workspace's POMs to their release by the run's date
-    (:mod:`~pytest_tebench.run.maven.plugin_pins`). Raises :class:`HarnessError` when the
-    release dates cannot be read."""
-    try:
-        effective = (workspace / buildplan.EFFECTIVE_POM).read_text(encoding="utf-8")
-        found = plugin_pins.as_record(plugin_pins.unversioned(output, effective))
-    except (OSError, ET.ParseError):
-        return {}
-    plugin_pins.pin(workspace, found, settings.plugins_released_by, _state(settings))
-    return found
+    """:func:`~pytest_tebench.run.maven.plugin_pins.pin_found` for the effective POM just written."""
+    return plugin_pins.pin_found(
+        workspace, workspace / buildplan.EFFECTIVE_POM, output, settings.plugins_released_by, _state(settings)
+    )
 
 
 def needs_warmup(run: SelectionRun) -> bool:
