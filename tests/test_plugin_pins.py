@@ -267,9 +267,9 @@ def test_apply_touches_only_the_projects_that_run_it_unversioned(tmp_path: Path)
     }
     done = plugin_pins.apply(tmp_path, other)
     assert (tmp_path / "pom.xml").read_bytes() == POM.encode("latin-1")
-    assert done["com.example:tool-maven-plugin"]["why"].startswith("declared in a POM outside the checkout")
+    assert done["com.example:tool-maven-plugin"]["why"].startswith("no <plugin> of it without a version")
     assert plugin_pins.describe(done) == (
-        "com.example:tool-maven-plugin not pinned: declared in a POM outside the checkout (a parent from the repository)",
+        "com.example:tool-maven-plugin not pinned: no <plugin> of it without a version in the checkout's POMs of those projects (declared in a parent from the repository, or its coordinates written with properties)",
     )
     assert plugin_pins.apply(tmp_path, {}) == {}
 

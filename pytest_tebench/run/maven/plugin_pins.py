@@ -261,7 +261,10 @@ def apply(workspace: Path, pins: Mapping[str, Mapping[str, Any]]) -> dict[str, d
     for entry in done.values():
         entry["files"] = sorted(set(entry["files"]))
         if entry.get("version") and not entry["files"]:
-            entry["why"] = "declared in a POM outside the checkout (a parent from the repository)"
+            entry["why"] = (
+                "no <plugin> of it without a version in the checkout's POMs of those projects "
+                "(declared in a parent from the repository, or its coordinates written with properties)"
+            )
     return done
 
 
