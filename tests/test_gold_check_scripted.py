@@ -200,35 +200,45 @@ def test_gold_running_out_of_time_compiling_is_the_harness_error_not_an_invalid_
     )
 
 
+def one_test_change(
+    make_history: Callable[[str], History],
+    pytester: pytest.Pytester,
+    test: str,
+    changed: str,
+    instance_id: str,
+) -> dict[str, Any]:
+    """A bench of one instance whose commit changes ``p.Calc`` and ``CalcTest`` from ``test`` to
+    ``changed``, and gold's copy as model ``m``'s prediction."""
+    h = make_history("calc")
+    main = "package p;\nclass Calc { int add(int a, int b) { return %s; } }\n"
+    c0 = h.commit(
+        {
+            "pom.xml": "<project><modelVersion>4.0.0</modelVersion></project>\n",
+            MAIN: main % "a + b",
+            TEST: test,
+        }
+    )
+    c1 = h.commit({MAIN: main % "b + a", TEST: changed})
+    row = h.instance_row(c0, c1, instance_id=instance_id, repo="acme/calc", labels=["stale"])
+    return {
+        "dataset": write_jsonl(pytester.path / "dataset.jsonl", [row]),
+        "predictions": write_jsonl(
+            pytester.path / "run.jsonl",
+            [{"instance_id": instance_id, "model_name_or_path": "m", "model_patch": row["test_patch"]}],
+        ),
+        "repos": h.path.parent,
+    }
+
+
 @pytest.mark.parametrize("legacy_only", [False, True])
 def test_a_gold_test_its_class_s_runner_never_runs_leaves_every_selection(
     make_history: Callable[[str], History], pytester: pytest.Pytester, legacy_only: bool
 ) -> None:
-    h = make_history("calc")
-    pom = "<project><modelVersion>4.0.0</modelVersion></project>\n"
     test = "package p;\n\nclass CalcTest {\n    @Test void adds() { check(1); }\n\n    @Test void legacyAdds() { check(1); }\n}\n"
-    c0 = h.commit(
-        {
-            "pom.xml": pom,
-            MAIN: "package p;\nclass Calc { int add(int a, int b) { return a + b; } }\n",
-            TEST: test,
-        }
-    )
     changed = test.replace("legacyAdds() { check(1); }", "legacyAdds() { check(2); }")
     if not legacy_only:
         changed = changed.replace("adds() { check(1); }", "adds() { check(3); }")
-    c1 = h.commit(
-        {MAIN: "package p;\nclass Calc { int add(int a, int b) { return b + a; } }\n", TEST: changed}
-    )
-    row = h.instance_row(c0, c1, instance_id="calc__legacy", repo="acme/calc", labels=["stale"])
-    bench = {
-        "dataset": write_jsonl(pytester.path / "dataset.jsonl", [row]),
-        "predictions": write_jsonl(
-            pytester.path / "run.jsonl",
-            [{"instance_id": "calc__legacy", "model_name_or_path": "m", "model_patch": row["test_patch"]}],
-        ),
-        "repos": h.path.parent,
-    }
+    bench = one_test_change(make_history, pytester, test, changed, "calc__legacy")
     pytester.makeconftest(CONFTEST)
     result, report = run_bench(pytester, bench)
     (record,) = report["results"]
@@ -271,34 +281,14 @@ def test_a_gold_test_in_a_class_the_project_never_runs_leaves_every_selection(
     # commons-collections 8e4c50f9 (2022-11): gold changes AbstractMapTest$TestMapEntrySet, an inner
     # class only JUnit 3's BulkTest suites ran; under JUnit 5 nothing runs it, and Surefire's
     # default excludes leave inner classes out of the module's own run
-    h = make_history("calc")
-    pom = "<project><modelVersion>4.0.0</modelVersion></project>\n"
     test = (
         "package p;\n\nclass CalcTest {\n    @Test void adds() { check(1); }\n\n"
         "    class Never {\n        @Test void entry() { check(1); }\n    }\n}\n"
     )
-    c0 = h.commit(
-        {
-            "pom.xml": pom,
-            MAIN: "package p;\nclass Calc { int add(int a, int b) { return a + b; } }\n",
-            TEST: test,
-        }
-    )
     changed = test.replace("entry() { check(1); }", "entry() { check(2); }")
     if not inner_only:
         changed = changed.replace("adds() { check(1); }", "adds() { check(3); }")
-    c1 = h.commit(
-        {MAIN: "package p;\nclass Calc { int add(int a, int b) { return b + a; } }\n", TEST: changed}
-    )
-    row = h.instance_row(c0, c1, instance_id="calc__inner", repo="acme/calc", labels=["stale"])
-    bench = {
-        "dataset": write_jsonl(pytester.path / "dataset.jsonl", [row]),
-        "predictions": write_jsonl(
-            pytester.path / "run.jsonl",
-            [{"instance_id": "calc__inner", "model_name_or_path": "m", "model_patch": row["test_patch"]}],
-        ),
-        "repos": h.path.parent,
-    }
+    bench = one_test_change(make_history, pytester, test, changed, "calc__inner")
     pytester.makeconftest(CONFTEST)
     _, report = run_bench(pytester, bench)
     (record,) = report["results"]
