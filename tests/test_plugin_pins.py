@@ -359,3 +359,29 @@ def test_pin_chooses_by_the_runs_date_and_without_one_pins_nothing(
     assert plugin_pins.describe(done) == (
         "com.example:tool-maven-plugin:2.0 (released 2018-02-01, the newest by 2018-06-01)",
     )
+
+
+def test_a_tree_pinned_before_still_names_its_plugins_to_a_new_check(
+    repository: Repository, tmp_path: Path
+) -> None:
+    # gold's JDK ladder checks the same workspace under another digest after a run pinned it: Maven
+    # then warns of nothing, and the journal must still say which plugins lack a version
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pom.xml").write_bytes(POM.encode("latin-1"))
+    state = tmp_path / "state"
+    ReleaseDates(state, base=BASE, fetch=repository).newest_by(
+        "com.example", "tool-maven-plugin", parse_date("2019-08-30")
+    )
+    effective = tmp_path / "effective.xml"
+    effective.write_text("<project><artifactId>app</artifactId></project>", encoding="utf-8")
+    log = """[WARNING] Some problems were encountered while building the effective model for com.example:app:jar:1
+[WARNING] 'build.plugins.plugin.version' for com.example:tool-maven-plugin is missing. @ line 16, column 15
+"""
+    first = plugin_pins.pin_found(workspace, effective, log, "2019-08-30", state)
+    assert first == {"com.example:tool-maven-plugin": ["app"]}
+    assert plugin_pins.pinned_in(workspace) == {"com.example:tool-maven-plugin": ["app"]}
+    pinned = (workspace / "pom.xml").read_bytes()
+    again = plugin_pins.pin_found(workspace, effective, "[INFO] BUILD SUCCESS\n", "2019-08-30", state)
+    assert again == first and (workspace / "pom.xml").read_bytes() == pinned
+    assert plugin_pins.pin_found(workspace, tmp_path / "absent.xml", log, "2019-08-30", state) == {}

@@ -200,8 +200,28 @@ def pin_found(
         found = as_record(unversioned(output, effective_pom.read_text(encoding="utf-8")))
     except (OSError, ET.ParseError):
         return {}
+    # a tree an earlier digest's run pinned (gold's JDK ladder, another reactor scope) shows Maven
+    # no missing version: what the harness pinned is unversioned in the tree all the same
+    for plugin, projects in pinned_in(workspace).items():
+        found[plugin] = sorted({*found.get(plugin, []), *projects})
     pin(workspace, found, released_by, state_dir)
     return found
+
+
+def pinned_in(workspace: Path) -> dict[str, list[str]]:
+    """The plugins the harness pinned in ``workspace``'s POMs, ``{"g:a": [projects]}``."""
+    found: dict[str, set[str]] = {}
+    for path in build_files(workspace):
+        if path.name != "pom.xml":
+            continue
+        try:
+            own, elements = scan(path.read_bytes().decode("latin-1"))
+        except (OSError, HarnessError):
+            continue
+        for element in elements:
+            if element.pinned:
+                found.setdefault(f"{element.group}:{element.artifact}", set()).add(own)
+    return {plugin: sorted(projects) for plugin, projects in sorted(found.items())}
 
 
 def as_record(unversioned: Mapping[tuple[str, str], tuple[str, ...]]) -> dict[str, list[str]]:
