@@ -341,20 +341,33 @@ def test_the_journal_keeps_a_builds_unversioned_plugins(tmp_path: Path) -> None:
     assert recorded_unversioned(tmp_path, "b2") == {}
 
 
-def test_pin_chooses_by_the_runs_date_and_without_one_pins_nothing(
-    repository: Repository, tmp_path: Path
-) -> None:
+@pytest.fixture
+def pom_workspace(tmp_path: Path) -> Path:
+    """A checkout holding :data:`POM`."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "pom.xml").write_bytes(POM.encode("latin-1"))
+    return workspace
+
+
+def cached_dates(repository: Repository, state: Path) -> None:
+    """The tool plugin's release dates read into ``state``'s cache, as a first lookup leaves them."""
+    ReleaseDates(state, base=BASE, fetch=repository).newest_by(
+        "com.example", "tool-maven-plugin", parse_date("2019-08-30")
+    )
+
+
+def test_pin_chooses_by_the_runs_date_and_without_one_pins_nothing(
+    repository: Repository, tmp_path: Path, pom_workspace: Path
+) -> None:
+    workspace = pom_workspace
     state = tmp_path / "state"
     unversioned = plugin_pins.as_record({("com.example", "tool-maven-plugin"): ("app",)})
     assert unversioned == {"com.example:tool-maven-plugin": ["app"]}
     assert plugin_pins.pin(workspace, unversioned, "", state) == {}
     assert (workspace / "pom.xml").read_bytes() == POM.encode("latin-1")
     assert not state.exists()  # no date, no lookup
-    dates = ReleaseDates(state, base=BASE, fetch=repository)
-    dates.newest_by("com.example", "tool-maven-plugin", parse_date("2019-08-30"))  # fills the cache
+    cached_dates(repository, state)
     done = plugin_pins.pin(workspace, unversioned, "2018-06-01", state)
     assert plugin_pins.describe(done) == (
         "com.example:tool-maven-plugin:2.0 (released 2018-02-01, the newest by 2018-06-01)",
@@ -362,17 +375,13 @@ def test_pin_chooses_by_the_runs_date_and_without_one_pins_nothing(
 
 
 def test_a_tree_pinned_before_still_names_its_plugins_to_a_new_check(
-    repository: Repository, tmp_path: Path
+    repository: Repository, tmp_path: Path, pom_workspace: Path
 ) -> None:
     # gold's JDK ladder checks the same workspace under another digest after a run pinned it: Maven
     # then warns of nothing, and the journal must still say which plugins lack a version
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "pom.xml").write_bytes(POM.encode("latin-1"))
+    workspace = pom_workspace
     state = tmp_path / "state"
-    ReleaseDates(state, base=BASE, fetch=repository).newest_by(
-        "com.example", "tool-maven-plugin", parse_date("2019-08-30")
-    )
+    cached_dates(repository, state)
     effective = tmp_path / "effective.xml"
     effective.write_text("<project><artifactId>app</artifactId></project>", encoding="utf-8")
     log = """[WARNING] Some problems were encountered while building the effective model for com.example:app:jar:1

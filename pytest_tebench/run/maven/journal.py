@@ -57,31 +57,34 @@ def append_entry(maven_repo: Path, entry: dict[str, Any]) -> None:
         os.close(fd)
 
 
-def recorded_surefire(maven_repo: Path, build: str) -> str:
+def recorded_surefire(maven_repo: Path, build: str, entries: list[dict[str, Any]] | None = None) -> str:
     """The Surefire version the last good check of build digest ``build`` read from its
-    effective POM ("" when no check recorded one)."""
+    effective POM ("" when no check recorded one). ``entries``: the journal, read once by a
+    caller that asks it several things."""
     found = ""
-    for entry in read_journal(maven_repo):
+    for entry in read_journal(maven_repo) if entries is None else entries:
         if entry.get("build") == build and entry.get("ok") and entry.get(SUREFIRE):
             found = str(entry[SUREFIRE])
     return found
 
 
-def recorded_forks(maven_repo: Path, build: str) -> bool:
+def recorded_forks(maven_repo: Path, build: str, entries: list[dict[str, Any]] | None = None) -> bool:
     """Whether the last good check of build digest ``build`` found that its tests run in forked
     JVMs (False when no check recorded it: such a build never runs warm)."""
     found = False
-    for entry in read_journal(maven_repo):
+    for entry in read_journal(maven_repo) if entries is None else entries:
         if entry.get("build") == build and entry.get("ok") and FORKS in entry:
             found = entry[FORKS] is True
     return found
 
 
-def recorded_unversioned(maven_repo: Path, build: str) -> dict[str, list[str]]:
+def recorded_unversioned(
+    maven_repo: Path, build: str, entries: list[dict[str, Any]] | None = None
+) -> dict[str, list[str]]:
     """The unversioned build plugins the good checks and warm-ups of build digest ``build``
-    found ({} when none). A check of a tree already pinned finds none, so the entries add up."""
+    found ({} when none)."""
     found: dict[str, list[str]] = {}
-    for entry in read_journal(maven_repo):
+    for entry in read_journal(maven_repo) if entries is None else entries:
         plugins = entry.get(UNVERSIONED)
         if entry.get("build") == build and entry.get("ok") and isinstance(plugins, dict):
             for plugin, projects in plugins.items():

@@ -142,10 +142,15 @@ def run_inherited(
     return replace(run, tests=folded, reported_classes=run.reported_classes | ran)
 
 
+def _source_file(class_name: str) -> str:
+    """Where under a test source root the top-level class of ``class_name`` is declared."""
+    return class_name.split("$", 1)[0].replace(".", "/") + ".java"
+
+
 def source_module(workspace: Path, class_name: str) -> str | None:
     """The module (workspace-relative directory, "" for the root) whose test sources declare the
     top-level class of ``class_name``; None when no test tree does."""
-    relative = class_name.split("$", 1)[0].replace(".", "/") + ".java"
+    relative = _source_file(class_name)
     for path in sorted(workspace.glob(f"**/{MAVEN.test_sources}/{relative}")):
         parts = path.relative_to(workspace).parts
         if "target" not in parts:
@@ -158,13 +163,11 @@ def module_ran(workspace: Path, module: str, classes: Iterable[str]) -> bool:
     """Whether any of ``classes`` (a run's reported classes) is declared in ``module``'s test
     sources: that module's test phase ran."""
     root = workspace / module / MAVEN.test_sources if module else workspace / MAVEN.test_sources
-    return any((root / (name.split("$", 1)[0].replace(".", "/") + ".java")).is_file() for name in classes)
+    return any((root / _source_file(name)).is_file() for name in classes)
 
 
 def _maybe_abstract(test: TestId, workspace: Path) -> bool:
     """Cheap check before indexing the whole test tree: is the declaring file an abstract class?"""
-    top = test.class_name.split("$", 1)[0]
-    relative = top.replace(".", "/") + ".java"
-    for path in workspace.glob(f"**/{MAVEN.test_sources}/{relative}"):
+    for path in workspace.glob(f"**/{MAVEN.test_sources}/{_source_file(test.class_name)}"):
         return any(t.is_abstract for t in parse_java(path.read_bytes()).types)
     return False

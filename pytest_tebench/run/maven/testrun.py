@@ -49,6 +49,7 @@ from pytest_tebench.run.maven.jacoco import parse_report
 from pytest_tebench.run.maven.jacoco import project_includes
 from pytest_tebench.run.maven.jacoco import report_step
 from pytest_tebench.run.maven.journal import STATE_DIR
+from pytest_tebench.run.maven.journal import read_journal
 from pytest_tebench.run.maven.journal import recorded_forks
 from pytest_tebench.run.maven.journal import recorded_surefire
 from pytest_tebench.run.maven.journal import recorded_unversioned
@@ -246,16 +247,17 @@ def run_selection(
         raise HarnessError(f"{workspace} has no pom.xml: not a Maven build")
     # the Surefire this build's effective POM runs, as its check recorded it (warmup.run_warmed)
     build = settings.digest(workspace)
-    settings = settings.for_surefire(recorded_surefire(settings.maven_repo, build))
+    journal = read_journal(settings.maven_repo)
+    settings = settings.for_surefire(recorded_surefire(settings.maven_repo, build, journal))
     # the plugins its check found without a version, at their release by this run's date
-    unversioned = recorded_unversioned(settings.maven_repo, build)
+    unversioned = recorded_unversioned(settings.maven_repo, build, journal)
     pins = plugin_pins.pin(
         workspace, unversioned, settings.plugins_released_by, settings.maven_repo / STATE_DIR
     )
     run = _Run(executor, workspace, sorted(set(selection)), settings)
     run.plugins_pinned = plugin_pins.describe(pins)
     # the journal's check of this build's effective POM: its tests fork, so it may run warm
-    run.warm = recorded_forks(settings.maven_repo, build)
+    run.warm = recorded_forks(settings.maven_repo, build, journal)
     return run.execute()
 
 

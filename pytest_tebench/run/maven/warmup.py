@@ -521,10 +521,6 @@ def run_warmed(
         return WarmedRun(_failed_run(fetch), fetch)
     key = project_key(project, settings)
     build = settings.digest(workspace)
-    # the plugins an earlier check of this build found without a version, at their release by
-    # this run's date (plugin_pins)
-    recorded = recorded_unversioned(settings.maven_repo, build)
-    plugin_pins.pin(workspace, recorded, settings.plugins_released_by, _state(settings))
     warm_list = chosen if warm_selection is None else warm_selection
 
     def warm(since: float | None) -> WarmupResult:
@@ -537,7 +533,8 @@ def run_warmed(
                 selection=warm_list,
                 since=since,
                 build=build,
-                unversioned={**recorded, **checked},
+                # what the check found, and an earlier check's (run_selection pinned them here)
+                unversioned={**recorded_unversioned(settings.maven_repo, build), **checked},
             )
 
     warmed: WarmupResult | None = None
