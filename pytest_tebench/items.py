@@ -28,6 +28,7 @@ import pytest
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
+from pytest_tebench.benchmarks.base import is_row_id
 from pytest_tebench.dispatch.client import Job
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import TebenchError
@@ -76,7 +77,10 @@ class TebenchFile(pytest.File):
             yield self._item(names, prediction, instance, problem, lineno)
         if not worker.options.is_gold and not worker.options.skip_missing:
             for prediction in _missing(instances, predictions):
-                yield self._item(names, prediction, by_id[prediction.instance_id], None, len(predictions))
+                instance = by_id[prediction.instance_id]
+                # a dataset row no prediction could name (unreadable, no instance_id) is an error
+                # item per model, never dropped unseen
+                yield self._item(names, prediction, instance, instance.problem, len(predictions))
 
     def _item(
         self,
@@ -117,16 +121,22 @@ def _missing(instances: Sequence[BenchmarkInstance], predictions: Sequence[Predi
     """A stand-in per (model, valid instance) the file has no evaluable line for.
 
     A malformed line for an instance does not excuse it: the line is an error item, and the
-    instance still counts for the model, as empty. Models in order of first appearance,
-    instances in dataset order.
+    instance still counts for the model, as empty. A dataset row that is no instance at all (its
+    ``<row file:N>`` id, which no prediction can name) gets one too: its item is the row's error.
+    Models in order of first appearance, instances in dataset order.
     """
     models = list(dict.fromkeys(p.model_name_or_path for p in predictions if p.model_name_or_path))
     answered = {(p.model_name_or_path, p.instance_id) for p in predictions if p.problem is None}
+    named = {p.instance_id for p in predictions}
     return [
         missing_prediction(instance.instance_id, model)
         for model in models
         for instance in instances
-        if instance.problem is None and (model, instance.instance_id) not in answered
+        if (model, instance.instance_id) not in answered
+        and (
+            instance.problem is None
+            or (is_row_id(instance.instance_id) and instance.instance_id not in named)
+        )
     ]
 
 

@@ -179,6 +179,35 @@ def test_every_kind_of_bad_prediction_gets_its_status(
     assert cases["calc__nine[m]"].find("error") is not None  # unknown id: not a score
 
 
+def test_a_dataset_row_no_prediction_can_name_is_an_error_item_per_model(
+    pytester: pytest.Pytester, bench: dict[str, Any]
+) -> None:
+    # an unreadable row has no instance_id: no prediction can name it, and it must not vanish
+    dataset = Path(bench["dataset"])
+    dataset.write_text(dataset.read_text() + "{this row is not json\n")
+    one, two = bench["rows"]
+    predictions = write_jsonl(
+        pytester.path / "run.jsonl",
+        [
+            {"instance_id": "calc__one", "model_name_or_path": "m", "model_patch": one["test_patch"]},
+            {"instance_id": "calc__two", "model_name_or_path": "m", "model_patch": two["test_patch"]},
+        ],
+    )
+    out = pytester.path / "report.json"
+    result = pytester.runpytest(*_args(bench, str(predictions), f"--tebench-report={out}"))
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines([f"harness error: {dataset}:3: instance <row {dataset}:3>: malformed JSON*"])
+    statuses = {(r["model_name_or_path"], r["instance_id"]): r["status"] for r in _report(out)["results"]}
+    assert statuses == {
+        ("m", "calc__one"): "evaluated",
+        ("m", "calc__two"): "evaluated",
+        ("m", f"<row {dataset}:3>"): "error",
+    }
+    # the file names it: gold too has one item of it (its own line), not two
+    gold = pytester.runpytest(*_args(bench, "gold"))
+    gold.assert_outcomes(passed=2, errors=1)
+
+
 def test_min_f1_fails_the_session_with_a_reason(pytester: pytest.Pytester, bench: dict[str, Any]) -> None:
     one, _ = bench["rows"]
     predictions = write_jsonl(

@@ -35,6 +35,21 @@ from pytest_tebench.workspace.repos import RepositoryStore
 __all__ = ["HARNESS_STATUSES", "SCORED_STATUSES", "BenchmarkAdapter", "BenchmarkInstance", "EvalContext"]
 
 
+#: The id of a dataset row that names no instance, before its origin (``<row file.jsonl:4>``).
+_ROW_ID = "<row "
+
+
+def row_id(origin: str) -> str:
+    """The id an adapter gives a row without a usable ``instance_id``: its origin, which no
+    prediction can name."""
+    return f"{_ROW_ID}{origin}>"
+
+
+def is_row_id(instance_id: str) -> bool:
+    """``instance_id`` is :func:`row_id`'s: the row named no instance."""
+    return instance_id.startswith(_ROW_ID)
+
+
 @dataclass(frozen=True)
 class BenchmarkInstance:
     """An instance as the core sees it; ``payload`` is the adapter's own validated data."""

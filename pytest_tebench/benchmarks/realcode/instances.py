@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.benchmarks.base import row_id
 from pytest_tebench.benchmarks.fields import load_rows
 from pytest_tebench.benchmarks.fields import sha_field
 from pytest_tebench.benchmarks.fields import slug_field
@@ -125,7 +126,7 @@ def validate(record: RawRecord) -> BenchmarkInstance:
     raw_id = _row_id(flat)
     repo = flat.get("repo") if isinstance(flat.get("repo"), str) else ""
     shell = BenchmarkInstance(
-        raw_id or f"<row {record.origin}>", _project(str(repo)), str(repo), (), record.origin
+        raw_id or row_id(record.origin), _project(str(repo)), str(repo), (), record.origin
     )
     if record.problem:
         return with_problem(shell, record.problem)

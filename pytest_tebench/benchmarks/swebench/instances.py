@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_tebench.benchmarks.base import BenchmarkInstance
+from pytest_tebench.benchmarks.base import row_id
 from pytest_tebench.benchmarks.fields import load_rows
 from pytest_tebench.benchmarks.fields import sha_field
 from pytest_tebench.benchmarks.fields import slug_field
@@ -45,7 +46,7 @@ def load(records: Sequence[RawRecord]) -> list[BenchmarkInstance]:
 def _validate(record: RawRecord) -> BenchmarkInstance:
     data = record.data
     raw_id = data.get("instance_id")
-    instance_id = raw_id if isinstance(raw_id, str) and raw_id.strip() else f"<row {record.origin}>"
+    instance_id = raw_id if isinstance(raw_id, str) and raw_id.strip() else row_id(record.origin)
     repo = data.get("repo") if isinstance(data.get("repo"), str) else ""
     shell = BenchmarkInstance(instance_id, str(repo or "unknown"), str(repo or ""), (), record.origin)
     if record.problem:

@@ -21,6 +21,7 @@ from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
+from pytest_tebench.benchmarks.base import row_id
 from pytest_tebench.benchmarks.fields import date_field
 from pytest_tebench.benchmarks.fields import load_rows
 from pytest_tebench.benchmarks.fields import sha_field
@@ -418,7 +419,7 @@ def _content_key(payload: TebenchInstance) -> dict[str, str]:
 def _validate(record: RawRecord) -> BenchmarkInstance:
     data = record.data
     raw_id = data.get("instance_id")
-    instance_id = raw_id if isinstance(raw_id, str) and raw_id.strip() else f"<row {record.origin}>"
+    instance_id = raw_id if isinstance(raw_id, str) and raw_id.strip() else row_id(record.origin)
     project = str(data.get("project") or "") if isinstance(data.get("project"), str) else ""
     repo = str(data.get("repo") or "") if isinstance(data.get("repo"), str) else ""
     shell = BenchmarkInstance(instance_id, project or "unknown", repo, (), record.origin)
