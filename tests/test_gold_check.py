@@ -337,8 +337,8 @@ def test_gold_s_repeated_runs_keep_the_agent_and_skip_the_report(
     from dataclasses import replace
 
     from pytest_tebench.benchmarks.tebench import gold_run
+    from pytest_tebench.run.maven.offline_run import WarmedRun
     from pytest_tebench.run.maven.run_settings import RunSettings
-    from pytest_tebench.run.maven.warmup import WarmedRun
     from pytest_tebench.workspace.checkout import Workspace
 
     steady, flaky = TestId("p.ATest", "steady"), TestId("p.ATest", "flaky")

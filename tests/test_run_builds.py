@@ -25,6 +25,7 @@ from pytest_tebench.run.maven.jdk import choose_jdk
 from pytest_tebench.run.maven.jdk import detect_java_level
 from pytest_tebench.run.maven.jdk import discover_jdks
 from pytest_tebench.run.maven.journal import read_journal
+from pytest_tebench.run.maven.offline_run import run_warmed
 from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.steps import mvn_program
 from pytest_tebench.run.maven.surefire import FAILED
@@ -33,7 +34,6 @@ from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.testrun import run_selection
-from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.run.maven.warmup import warm_up
 
 from conftest import TEST_MAVEN_REPO

@@ -24,10 +24,10 @@ from pytest_tebench.run.local import LocalExecutor
 from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
 from pytest_tebench.run.maven.jdk import discover_jdks
 from pytest_tebench.run.maven.journal import read_journal
+from pytest_tebench.run.maven.offline_run import run_warmed
 from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
-from pytest_tebench.run.maven.warmup import run_warmed
 
 from conftest import TEST_MAVEN_REPO
 

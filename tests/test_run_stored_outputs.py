@@ -20,13 +20,13 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.local import LocalExecutor
 from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
 from pytest_tebench.run.maven.dist import maven_tools
+from pytest_tebench.run.maven.offline_run import run_warmed
 from pytest_tebench.run.maven.prebuilt import Prebuilt
 from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.steps import compile_step
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import SelectionRun
-from pytest_tebench.run.maven.warmup import run_warmed
 
 from conftest import TEST_MAVEN_REPO
 from conftest import committed_checkout

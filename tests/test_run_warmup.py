@@ -30,14 +30,14 @@ from pytest_tebench.run.maven.jacoco import AGENT_JAR
 from pytest_tebench.run.maven.jacoco import CLI_JAR
 from pytest_tebench.run.maven.journal import journal_path
 from pytest_tebench.run.maven.journal import read_journal
+from pytest_tebench.run.maven.offline_run import needs_warmup
+from pytest_tebench.run.maven.offline_run import run_warmed
 from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.steps import WARMUP_SELECTOR
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import run_selection
 from pytest_tebench.run.maven.warmup import RESOLVER_LOCK_FLAGS
-from pytest_tebench.run.maven.warmup import needs_warmup
 from pytest_tebench.run.maven.warmup import project_key
-from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.run.maven.warmup import warm_up
 
 A = TestId("p.ATest", "a")

@@ -48,6 +48,7 @@ from pytest_tebench.errors import InputError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
+from pytest_tebench.run.maven.offline_run import run_warmed
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
@@ -57,7 +58,6 @@ from pytest_tebench.run.maven.testrun import OK
 from pytest_tebench.run.maven.testrun import TEST_COMPILE_ERROR
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.unpublished import unbuildable_message
-from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.gitcmd import git_text
 from pytest_tebench.workspace.layout import MAVEN

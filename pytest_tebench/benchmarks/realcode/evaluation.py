@@ -44,6 +44,8 @@ from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.jdk import choose_java_version
 from pytest_tebench.run.maven.jdk import read_requirement
+from pytest_tebench.run.maven.offline_run import WarmedRun
+from pytest_tebench.run.maven.offline_run import run_warmed
 from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.settings import MavenSettings
@@ -52,8 +54,6 @@ from pytest_tebench.run.maven.testrun import BUILD_ERROR
 from pytest_tebench.run.maven.testrun import OK
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.unpublished import unbuildable_message
-from pytest_tebench.run.maven.warmup import WarmedRun
-from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
 
 #: The folder under the cache that holds each instance's baseline, keyed by content.

@@ -33,6 +33,8 @@ from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.maven import log as mavenlog
 from pytest_tebench.run.maven.jdk import java_version_after
 from pytest_tebench.run.maven.jdk import read_requirement
+from pytest_tebench.run.maven.offline_run import WarmedRun
+from pytest_tebench.run.maven.offline_run import run_warmed
 from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.selection import run_inherited
 from pytest_tebench.run.maven.surefire import NOT_RUN
@@ -41,8 +43,6 @@ from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.run.maven.testrun import run_selection
 from pytest_tebench.run.maven.unpublished import unbuildable_message
-from pytest_tebench.run.maven.warmup import WarmedRun
-from pytest_tebench.run.maven.warmup import run_warmed
 from pytest_tebench.workspace.checkout import Workspace
 
 #: Runs of gold again with another JDK, each after a log that ruled the last one out (a second:

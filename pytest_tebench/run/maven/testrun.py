@@ -245,7 +245,7 @@ def run_selection(
     """
     if not (workspace / "pom.xml").is_file():
         raise HarnessError(f"{workspace} has no pom.xml: not a Maven build")
-    # the Surefire this build's effective POM runs, as its check recorded it (warmup.run_warmed)
+    # the Surefire this build's effective POM runs, as its check recorded it (offline_run.run_warmed)
     build = settings.digest(workspace)
     journal = read_journal(settings.maven_repo)
     settings = settings.for_surefire(recorded_surefire(settings.maven_repo, build, journal))
