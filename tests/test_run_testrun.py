@@ -427,3 +427,57 @@ def test_a_test_jvm_that_died_is_named_as_why_a_test_did_not_run(
         "the test JVM died before it reported this test: [ERROR] ExecutionException The forked VM "
         "terminated without properly saying goodbye. VM crash or System.exit called?"
     )
+
+
+def _one_test_run(workspace: Path, settings: RunSettings, console: str) -> TestOutcome:
+    """The outcome of ATest#a in a launch whose console is ``console`` and that wrote no report."""
+    source = workspace / "src/test/java/p/ATest.java"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(
+        "package p; public class ATest { @org.junit.Test public void a() {} }", encoding="utf-8"
+    )
+
+    def build(ws: Path, step: BuildStep) -> StepResult:
+        (ws / "target/classes").mkdir(parents=True, exist_ok=True)
+        return result(step, output=console)
+
+    executor = ScriptedExecutor({"compile+test": build})
+    run = run_selection(executor, workspace, [A], replace(settings, coverage=False))
+    (outcome,) = run.tests
+    return outcome
+
+
+def test_a_test_jvm_death_written_below_test_failures_is_read(workspace: Path, settings: RunSettings) -> None:
+    # Surefire 2.22.2 as it ran commons-codec 62d55fdd with a test calling System.exit(3) and
+    # maven.test.failure.ignore: its words are the body of "[ERROR] There are test failures.",
+    # on lines without a level of their own (recorded, the paths and the stack cut)
+    console = (
+        "[INFO]  T E S T S\n"
+        "[INFO] -------------------------------------------------------\n"
+        "[INFO] Running p.ATest\n"
+        "[INFO] \n"
+        "[INFO] Results:\n"
+        "[INFO] \n"
+        "[INFO] Tests run: 0, Failures: 0, Errors: 0, Skipped: 0\n"
+        "[INFO] \n"
+        "[ERROR] There are test failures.\n"
+        "\n"
+        "Please refer to /ws/target/surefire-reports for the individual test results.\n"
+        "Please refer to dump files (if any exist) [date].dump, [date]-jvmRun[N].dump and [date].dumpstream.\n"
+        "The forked VM terminated without properly saying goodbye. VM crash or System.exit called?\n"
+        "Command was /bin/sh -c cd /ws && /usr/lib/jvm/java-8-openjdk-amd64/jre/bin/java -jar "
+        "/ws/target/surefire/surefirebooter7465012026613243798.jar /ws/target/surefire\n"
+        "Error occurred in starting fork, check output in log\n"
+        "Process Exit Code: 3\n"
+        "Crashed tests:\n"
+        "p.ATest\n"
+        "\tat org.apache.maven.plugin.surefire.booterclient.ForkStarter.fork(ForkStarter.java:669)\n"
+        "[INFO] ------------------------------------------------------------------------\n"
+        "[INFO] BUILD SUCCESS\n"
+    )
+    outcome = _one_test_run(workspace, settings, console)
+    assert outcome.status == NOT_RUN
+    assert outcome.message == (
+        "the test JVM died before it reported this test: The forked VM terminated without properly "
+        "saying goodbye. VM crash or System.exit called? (exit code 3)"
+    )

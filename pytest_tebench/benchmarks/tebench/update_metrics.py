@@ -34,8 +34,9 @@ from pytest_tebench.workspace.layout import MAVEN
 
 #: The prediction's scoring rules, in every stored item result's key: a result made under other
 #: rules is made again (2: with nothing of U to run where gold's own update runs nothing either,
-#: executability is the updated test code compiling).
-UPDATE_RULES = 2
+#: executability is the updated test code compiling; 3: a test JVM's death that Surefire writes
+#: below "There are test failures." is the reason a test did not run, not a selector's miss).
+UPDATE_RULES = 3
 PAPER = "paper"
 REFERENCE = "reference"
 SCORINGS = (PAPER, REFERENCE)

@@ -97,6 +97,10 @@ LOG_TAIL_LINES = 60
 _CRASH = re.compile(
     r"The forked VM terminated|There was an error in the forked process|\bExecutionException\b|crashed"
 )
+#: A Maven log line's level; a line without one continues the message above it.
+_LOG_LEVEL = re.compile(r"^\[(INFO|WARNING|WARN|ERROR|DEBUG|FATAL)\]")
+#: Surefire's exit code of a test JVM that died (the message's own line, without a level).
+_EXIT_CODE = re.compile(r"^Process Exit Code: (-?\d+)$")
 #: Plugins whose failure is the tests' own (the test JVM of Surefire or Failsafe).
 _TEST_PLUGINS = ("maven-surefire-plugin", "maven-failsafe-plugin")
 
@@ -210,13 +214,31 @@ def diagnose_test_step(output: str, exit_code: int | None) -> Diagnosis:
 
 
 def test_jvm_death(output: str) -> str | None:
-    """Surefire's error line saying a test JVM died (an agent that failed to load, a
-    ``System.exit``), whether or not the step failed for it (``maven.test.failure.ignore``
-    lets Surefire 2.x go on); None when there is none."""
+    """Surefire's words for a test JVM that died (an agent that failed to load, a
+    ``System.exit``), whether or not the step failed for it; None when there are none.
+
+    Where the build goes on (``maven.test.failure.ignore``), Surefire 2.x writes them as the body
+    of one ``[ERROR] There are test failures.`` message: lines without a level of their own
+    (``The forked VM terminated without properly saying goodbye...``, ``Process Exit Code: 3``),
+    which belong to the ``[ERROR]`` above them. The exit code is added when the message has one."""
+    found = ""
+    in_error = False
     for line in clean_log(output).splitlines():
-        if line.startswith("[ERROR]") and _CRASH.search(line):
-            return line.strip()
-    return None
+        level = _LOG_LEVEL.match(line)
+        if level is not None:
+            if found and level.group(1) != "ERROR":
+                break
+            in_error = level.group(1) == "ERROR"
+        if not in_error:
+            continue
+        if not found:
+            if _CRASH.search(line):
+                found = line.strip()
+            continue
+        code = _EXIT_CODE.match(line[level.end() :].strip() if level is not None else line.strip())
+        if code is not None:
+            return f"{found} (exit code {code.group(1)})"
+    return found or None
 
 
 def missing_artifacts(output: str) -> bool:

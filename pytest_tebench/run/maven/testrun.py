@@ -458,8 +458,9 @@ class _Run:
 
     def explain_not_run(self, outcomes: dict[TestId, TestOutcome], console: str) -> None:
         """Say why each selected test without a result did not run: no module declares its class,
-        its module was not built in this launch, or it was built and Surefire ran nothing of it
-        (a selector matching nothing: not a test method, an abstract class...)."""
+        its module was not built in this launch, its test JVM died (Surefire's words), or it was
+        built and Surefire ran nothing of it (a selector matching nothing: not a test method, an
+        abstract class...)."""
         for test, outcome in outcomes.items():
             if outcome.status != NOT_RUN or outcome.message:
                 continue
