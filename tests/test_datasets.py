@@ -131,6 +131,11 @@ def test_cache_key_names_the_gold_rules(tmp_path: Path, monkeypatch: pytest.Monk
     before = update.cache_key(instance)
     monkeypatch.setattr(adapter_module, "GOLD_RULES", adapter_module.GOLD_RULES + 1)
     assert update.cache_key(instance) != before
+    # the test limit decides whether a hung test phase is scored (update.hung_tests)
+    from dataclasses import replace
+
+    longer = TebenchAdapter(TebenchSettings(update=replace(settings, timeout_test=120.0)))
+    assert longer.cache_key(instance) != update.cache_key(instance)
     # identification only: no Maven run, nothing gold's rules decide
     plain = TebenchAdapter()
     assert "gold_rules" not in (plain.cache_key(instance) or "")

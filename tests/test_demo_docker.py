@@ -140,8 +140,19 @@ def test_hostile_predictions_are_contained_and_reported(demo_run: DemoRun, pytes
         and "Read-only file system" in outcome("write-outside")["hostile"]
     )
     assert not Path("/etc/tebench-pwned").exists()
-    assert records["hostile-sleep"]["status"] == "timeout"
-    assert records["hostile-sleep"]["update"]["s_update"] is None  # a timeout is never scored
+    # a test that never returns: scored as failing when gold's launch took at most a third of
+    # the 30 s limit (its tests' doing), else a timeout, never scored (the machine may be slow)
+    sleep = records["hostile-sleep"]
+    assert sleep["update"]["status"] == "timeout:test"
+    if sleep["status"] == "evaluated":
+        assert sleep["update"]["error"].startswith("the prediction's test phase ran past its 30 s limit")
+        assert sleep["update"]["s_exec"] == 0.5
+        assert outcome("sleep")["hostile"] == (
+            "not_run: the test phase ran into its 30 s limit before it reported this test"
+        )
+    else:
+        assert sleep["status"] == "timeout"
+        assert sleep["update"]["s_update"] is None
     assert records["hostile-fork"]["status"] in ("evaluated", "timeout")
     if records["hostile-fork"]["status"] == "evaluated":
         assert outcome("fork")["hostile"].startswith(("error: ", "failed: "))

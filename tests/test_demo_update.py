@@ -303,7 +303,9 @@ def test_gold_tests_failing_only_on_the_chosen_jdk_are_judged_on_one_they_pass_o
     assert note.endswith(f"(on JDK {first}); they pass on JDK {moved}"), note
 
 
-def test_a_hanging_test_is_a_timeout_not_a_score(demo_run: DemoRun, pytester: pytest.Pytester) -> None:
+def test_a_hanging_test_scores_as_failing_where_gold_ran_well_within_the_limit(
+    demo_run: DemoRun, pytester: pytest.Pytester
+) -> None:
     import difflib
 
     from pytest_tebench.demo import build_demo_mirror
@@ -327,16 +329,27 @@ def test_a_hanging_test_is_a_timeout_not_a_score(demo_run: DemoRun, pytester: py
         pytester.path / "hang.jsonl",
         [{"instance_id": I8, "model_name_or_path": "hangs", "model_patch": patch}],
     )
-    # one Maven launch compiles and tests: the test limit (15 s) runs from the moment Surefire starts
-    result, report = demo_run(str(predictions), "--tebench-timeout-compile=40", "--tebench-timeout-test=15")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*timeout (its build is not scored)*"])
+    # one Maven launch compiles and tests: the test limit (30 s) runs from the moment Surefire
+    # starts; gold's launch of the demo's I8 takes a few seconds, well within a third of it, so the
+    # hang is the prediction's tests' doing and they score as failing
+    result, report = demo_run(str(predictions), "--tebench-timeout-compile=40", "--tebench-timeout-test=30")
     (record,) = report["results"]
-    assert record["status"] == "timeout"
-    assert record["update"]["status"] == "timeout:test"
+    assert record["status"] == "evaluated", record["error"]
+    update = record["update"]
+    assert update["status"] == "timeout:test"
+    assert update["error"].startswith(
+        "the prediction's test phase ran past its 30 s limit, while gold's launch"
+    )
+    assert update["error"].endswith("the tests that had not reported score as failing")
+    (hung,) = [t for t in update["tests"] if t["method"] == "repeatsString"]
+    assert hung["status"] == "not_run"
+    assert hung["message"] == "the test phase ran into its 30 s limit before it reported this test"
+    assert update["s_exec"] == 0.5  # compiled, a selected test did not pass
+    assert update["s_line"] is None  # I8's commit changes no line gold's tests cover
     summary = report["summary"]["hangs"]
-    assert summary["counts"]["timeouts"] == 1
-    assert summary["update"] is None  # nothing scored: a timeout is never a 0
+    assert summary["counts"]["timeouts"] == 0 and summary["counts"]["evaluated"] == 1
+    assert summary["update"] is not None
+    result.assert_outcomes(passed=1)  # an evaluated item passes: it was scored
 
 
 FORGER = """\

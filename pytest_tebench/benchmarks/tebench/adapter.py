@@ -135,6 +135,8 @@ class TebenchAdapter:
                     "gold_runs": update.gold_runs,
                     # tests that reach a host pass with a network and cannot run without one
                     "network": update.network,
+                    # a test phase past this limit can be a score (update.hung_tests)
+                    "test_timeout": update.timeout_test,
                     # how tests are selected and gold is judged: a stored result made under older
                     # rules (a selector that ran nothing of a Parameterized class) is made again
                     "gold_rules": GOLD_RULES,

@@ -54,6 +54,34 @@ class UpdateTimeout(Exception):
         self.update = update
 
 
+#: A prediction's test phase that runs past its limit is its tests' doing when gold's whole launch
+#: on the same instance took at most this share of the limit: the tests that had not reported
+#: then score as failing. Nearer the limit (a slow machine, a tight limit) it is a ``timeout``,
+#: never scored.
+HUNG_SHARE = 1 / 3
+
+
+def hung_tests(status: str, gold_run: dict[str, Any], test_timeout: float) -> str:
+    """Why a timed-out prediction run is scored (its tests hung), or ``""`` when it is not.
+
+    Only the test phase counts (Surefire had started: the tests were compiled and running), and
+    only when gold's own test launches of the instance (``gold_run``: gold's recorded run, each
+    launch compiling and testing) all finished within :data:`HUNG_SHARE` of the same limit."""
+    if status != "timeout:test":
+        return ""
+    launches = [
+        float(step.get("duration") or 0.0)
+        for step in gold_run.get("steps") or ()
+        if str(step.get("name", "")).startswith(("compile+test", "test")) and not step.get("timed_out")
+    ]
+    if not launches or max(launches) > test_timeout * HUNG_SHARE:
+        return ""
+    return (
+        f"the prediction's test phase ran past its {test_timeout:g} s limit, while gold's launch of "
+        f"this instance took {max(launches):.1f} s in all: the tests that had not reported score as failing"
+    )
+
+
 class UpdateEvaluator:
     """Runs gold (cached) and prediction builds for one item and computes the update block."""
 
@@ -309,6 +337,11 @@ class UpdateEvaluator:
             "warm_jvm": run.warm_jvm or None,
         }
         if run.status.startswith("timeout"):
+            hung = hung_tests(run.status, gold.run, settings.test_timeout)
+            if hung:
+                # the prediction's tests, not the machine: they ran as failing (s_exec 0.5, no coverage)
+                block["error"] = hung
+                return block
             # not a score: the scores of an unfinished run would only look like one
             block.update({name: None for name in ("s_exec", "s_line", "s_branch", "s_mod", "s_update")})
             raise UpdateTimeout(f"the prediction's {run.status.split(':', 1)[1]} phase timed out", block)

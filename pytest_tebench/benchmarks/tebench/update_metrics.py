@@ -35,8 +35,9 @@ from pytest_tebench.workspace.layout import MAVEN
 #: The prediction's scoring rules, in every stored item result's key: a result made under other
 #: rules is made again (2: with nothing of U to run where gold's own update runs nothing either,
 #: executability is the updated test code compiling; 3: a test JVM's death that Surefire writes
-#: below "There are test failures." is the reason a test did not run, not a selector's miss).
-UPDATE_RULES = 3
+#: below "There are test failures." is the reason a test did not run, not a selector's miss;
+#: 4: a test phase past its limit, with gold well within it, scores as failing tests).
+UPDATE_RULES = 4
 PAPER = "paper"
 REFERENCE = "reference"
 SCORINGS = (PAPER, REFERENCE)

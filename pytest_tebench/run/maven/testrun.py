@@ -356,6 +356,12 @@ class _Run:
         if tested.timed_out:
             phase = "test" if name == "test" else mavenlog.phase_at_end(tested.output)
             compiled = phase == "test" or mavenlog.compile_started_tests(tested.output)
+            if phase == "test":
+                # whatever had not reported when the limit struck ran into it
+                limit = f"the test phase ran into its {settings.test_timeout:g} s limit before it reported"
+                for test, outcome in outcomes.items():
+                    if outcome.status == NOT_RUN:
+                        outcomes[test] = TestOutcome(test, NOT_RUN, 0, f"{limit} this test")
             return self.finish(
                 f"timeout:{phase}",
                 True if compiled else None,
