@@ -338,7 +338,7 @@ def test_a_hanging_test_scores_as_failing_where_gold_ran_well_within_the_limit(
     update = record["update"]
     assert update["status"] == "timeout:test"
     assert update["error"].startswith(
-        "the prediction's test phase ran past its 30 s limit, while gold's launch"
+        "the prediction's test phase ran past its 30 s limit, while gold's longest"
     )
     assert update["error"].endswith("the tests that had not reported score as failing")
     (hung,) = [t for t in update["tests"] if t["method"] == "repeatsString"]

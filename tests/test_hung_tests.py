@@ -15,8 +15,8 @@ def test_a_test_phase_past_the_limit_is_the_tests_doing_when_gold_ran_well_withi
     gold = gold_run(("prebuild", 80.0, False), ("compile+test", 12.5, False), ("compile+test", 9.0, False))
     why = hung_tests("timeout:test", gold, 900.0)
     assert why == (
-        "the prediction's test phase ran past its 900 s limit, while gold's launch of this instance "
-        "took 12.5 s in all: the tests that had not reported score as failing"
+        "the prediction's test phase ran past its 900 s limit, while gold's longest test launch of "
+        "this instance took 12.5 s: the tests that had not reported score as failing"
     )
     # the production compile (prebuild) is no test launch: 80 s of it does not count
     assert hung_tests("timeout:test", gold, 37.5)  # 12.5 s is a third of 37.5 s

@@ -77,8 +77,9 @@ def hung_tests(status: str, gold_run: dict[str, Any], test_timeout: float) -> st
     if not launches or max(launches) > test_timeout * HUNG_SHARE:
         return ""
     return (
-        f"the prediction's test phase ran past its {test_timeout:g} s limit, while gold's launch of "
-        f"this instance took {max(launches):.1f} s in all: the tests that had not reported score as failing"
+        f"the prediction's test phase ran past its {test_timeout:g} s limit, while gold's longest "
+        f"test launch of this instance took {max(launches):.1f} s: the tests that had not reported "
+        "score as failing"
     )
 
 
