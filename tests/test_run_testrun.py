@@ -408,20 +408,7 @@ def test_a_test_jvm_that_died_is_named_as_why_a_test_did_not_run(
         "VM crash or System.exit called?\n"
         "[INFO] BUILD SUCCESS\n"
     )
-
-    source = workspace / "src/test/java/p/ATest.java"
-    source.parent.mkdir(parents=True, exist_ok=True)
-    source.write_text(
-        "package p; public class ATest { @org.junit.Test public void a() {} }", encoding="utf-8"
-    )
-
-    def build(ws: Path, step: BuildStep) -> StepResult:
-        (ws / "target/classes").mkdir(parents=True, exist_ok=True)
-        return result(step, output=console)
-
-    executor = ScriptedExecutor({"compile+test": build})
-    run = run_selection(executor, workspace, [A], replace(settings, coverage=False))
-    (outcome,) = run.tests
+    outcome = _one_test_run(workspace, settings, console)
     assert outcome.status == NOT_RUN
     assert outcome.message == (
         "the test JVM died before it reported this test: [ERROR] ExecutionException The forked VM "
