@@ -54,10 +54,10 @@ class UpdateTimeout(Exception):
         self.update = update
 
 
-#: A prediction's test phase that runs past its limit is its tests' doing when gold's whole launch
-#: on the same instance took at most this share of the limit: the tests that had not reported
-#: then score as failing. Nearer the limit (a slow machine, a tight limit) it is a ``timeout``,
-#: never scored.
+#: A prediction's test phase that runs past its limit is its tests' doing when gold's longest test
+#: launch on the same instance took at most this share of the limit: the tests that had not
+#: reported then score as failing. Nearer the limit (a slow machine, a tight limit) it is a
+#: ``timeout``, never scored.
 HUNG_SHARE = 1 / 3
 
 
@@ -74,11 +74,12 @@ def hung_tests(status: str, gold_run: dict[str, Any], test_timeout: float) -> st
         for step in gold_run.get("steps") or ()
         if str(step.get("name", "")).startswith(("compile+test", "test")) and not step.get("timed_out")
     ]
-    if not launches or max(launches) > test_timeout * HUNG_SHARE:
+    longest = max(launches, default=None)
+    if longest is None or longest > test_timeout * HUNG_SHARE:
         return ""
     return (
         f"the prediction's test phase ran past its {test_timeout:g} s limit, while gold's longest "
-        f"test launch of this instance took {max(launches):.1f} s: the tests that had not reported "
+        f"test launch of this instance took {longest:.1f} s: the tests that had not reported "
         "score as failing"
     )
 
