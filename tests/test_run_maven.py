@@ -35,6 +35,11 @@ def test_selectors_grouped_sorted_binary_names() -> None:
     assert selectors(reversed(tests)) == selectors(tests)
     # by class: each class once, whole (Surefire < 2.19, RunSettings.select_by_class)
     assert selectors(tests, by_class=True) == "p.A,p.A$Inner,p.B"
+    # a name that is not ASCII also by the names javac gives it reading the source as ISO-8859-1
+    # (U+009C dropped) and as cp1252: a build may read test sources so (commons-collections)
+    assert selectors([TestId("p.A", "probe\u00dc")]) == (
+        "p.A#probe\u00dc+probe\u00dc[*]+probe\u00c3+probe\u00c3[*]+probe\u00c3\u0153+probe\u00c3\u0153[*]"
+    )
 
 
 def test_compile_step_offline() -> None:

@@ -16,6 +16,8 @@ from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import CaseResult
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.surefire import aggregate
+from pytest_tebench.run.maven.surefire import check_against_console
+from pytest_tebench.run.maven.surefire import compiled_names
 from pytest_tebench.run.maven.surefire import method_of
 from pytest_tebench.run.maven.surefire import outcomes_for
 from pytest_tebench.run.maven.surefire import read_reports
@@ -322,3 +324,58 @@ def test_could_not_initialize_names_the_root_cause_another_test_saw() -> None:
         trace=LATER_TOUCH + "\nCaused by: java.lang.ExceptionInInitializerError: Exception java.awt.AWTError",
     )
     assert outcomes_for([selected], [cases[0], own])[selected].message == own.message
+
+
+def test_compiled_names_of_a_name_read_in_another_encoding() -> None:
+    # U+00DC is C3 9C in UTF-8: ISO-8859-1 reads U+00C3 U+009C, and javac drops the
+    # identifier-ignorable U+009C; cp1252 reads U+00C3 U+0153
+    assert compiled_names("probe\u00dcnicode") == ("probe\u00c3nicode", "probe\u00c3\u0153nicode")
+    assert compiled_names("plainAscii") == ()
+    # U+00E9 is C3 A9: both encodings read U+00C3 U+00A9, one name
+    assert compiled_names("caf\u00e9") == ("caf\u00c3\u00a9",)
+    # U+0441 is D1 81: ISO-8859-1 reads U+00D1 and the dropped U+0081; 81 is undefined in cp1252,
+    # whose javac would not compile the name, so it has no cp1252 reading
+    assert compiled_names("x\u0441") == ("x\u00d1",)
+
+
+# As Surefire 2.22.2 wrote it on commons-collections 26b0f41a (2022), whose compiler reads test
+# sources as ISO-8859-1 (commons-parent's commons.encoding): the prediction's UTF-8 source named
+# the method probe\u00dcnicode, and its string literal came out 10 characters long
+MISREAD_FILE = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="org.apache.commons.collections4.MapUtilsTest" time="0.241" tests="2" errors="0" skipped="0" failures="1">
+  <testcase name="tebenchProbe\u00c3nicode" classname="org.apache.commons.collections4.MapUtilsTest" time="0.006">
+    <failure message="source encoding: 10" type="java.lang.AssertionError">java.lang.AssertionError: source encoding: 10
+\tat org.apache.commons.collections4.MapUtilsTest.tebenchProbe\u00c3nicode(MapUtilsTest.java:1321)
+</failure>
+  </testcase>
+  <testcase name="testGetString" classname="org.apache.commons.collections4.MapUtilsTest" time="0.001"/>
+</testsuite>
+"""
+
+
+def test_a_method_compiled_under_another_name_is_read_by_it(tmp_path: Path) -> None:
+    (tmp_path / "TEST-org.apache.commons.collections4.MapUtilsTest.xml").write_text(
+        MISREAD_FILE, encoding="utf-8"
+    )
+    cls = "org.apache.commons.collections4.MapUtilsTest"
+    probe, plain = TestId(cls, "tebenchProbe\u00dcnicode"), TestId(cls, "testGetString")
+    cases = read_reports(tmp_path)
+    outcomes = outcomes_for([probe, plain], cases)
+    assert outcomes[probe].status == FAILED and outcomes[probe].invocations == 1
+    assert outcomes[probe].message == (
+        "source encoding: 10 (compiled as tebenchProbe\u00c3nicode: the build reads this test source "
+        "in another encoding than UTF-8)"
+    )
+    assert outcomes[plain].status == PASSED and outcomes[plain].message == ""
+    # a passing report of the compiled name: passed, and the note is the message
+    passing = [replace(case, status=PASSED, message="", trace="") for case in cases]
+    assert outcomes_for([probe], passing)[probe].status == PASSED
+    assert outcomes_for([probe], passing)[probe].message.startswith("(compiled as tebenchProbe\u00c3nicode:")
+    # the console names the compiled name failing: a forged passing report is caught (a console
+    # line alone, without the test section's counts, which would catch it on their own)
+    console = f"[ERROR] tebenchProbe\u00c3nicode({cls})  Time elapsed: 0.04 s  <<< FAILURE!\n"
+    checked = check_against_console(outcomes_for([probe], passing), passing, console)
+    assert checked[probe].status == FAILED
+    assert checked[probe].message == "the Maven console reports this test failing"
+    # without a report of either name it stays not run
+    assert outcomes_for([probe], cases[1:])[probe].status == NOT_RUN

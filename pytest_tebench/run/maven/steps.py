@@ -42,6 +42,7 @@ from pytest_tebench.run.maven.jacoco import AGENT_ARTIFACT
 from pytest_tebench.run.maven.jacoco import CLI_ARTIFACT
 from pytest_tebench.run.maven.jacoco import agent_option
 from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.surefire import compiled_names
 
 #: Plugins that are bound into ``mvn test`` by commons-parent/jsoup or that a stray goal could
 #: pull in; each either needs the network, fails on harness files, or does not concern tests.
@@ -110,6 +111,8 @@ def selectors(tests: Iterable[TestId], *, by_class: bool = False) -> str:
     match the pattern against that whole name, so ``#m`` alone runs nothing of such a class
     (commons-codec 625cedf1, ``MessageDigestAlgorithmsTest``). ``m[*]`` matches only the
     bracketed invocations of ``m`` itself, never ``mOther``; JUnit 5 matches the plain name.
+    A method whose name is not ASCII is selected by the names ``javac`` gives it in the other
+    encodings a build may read its source in, too (:func:`~.surefire.compiled_names`).
     """
     methods_of: defaultdict[str, set[str]] = defaultdict(set)
     for test in tests:
@@ -117,7 +120,7 @@ def selectors(tests: Iterable[TestId], *, by_class: bool = False) -> str:
     if by_class:
         return ",".join(sorted(methods_of))
     return ",".join(
-        f"{cls}#{'+'.join(f'{m}+{m}[*]' for m in sorted(methods))}"
+        f"{cls}#{'+'.join(f'{n}+{n}[*]' for m in sorted(methods) for n in (m, *compiled_names(m)))}"
         for cls, methods in sorted(methods_of.items())
     )
 

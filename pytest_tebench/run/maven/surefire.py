@@ -20,6 +20,7 @@ A selected test with no result at all is ``not_run`` (its selector matched nothi
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -129,6 +130,38 @@ def method_of(case_name: str) -> str:
     return match.group(0) if match else ""
 
 
+#: Encodings a build may read its test sources in where the harness reads UTF-8: commons-parent's
+#: ``commons.encoding`` (iso-8859-1) sets the compiler's ``encoding`` whatever the project's
+#: ``project.build.sourceEncoding`` says (commons-collections 26b0f41a), and Windows' default.
+MISREAD_ENCODINGS = ("iso-8859-1", "cp1252")
+
+
+def compiled_names(method: str) -> tuple[str, ...]:
+    """The other names ``javac`` gives a method whose name the harness read as UTF-8, when the
+    build reads the source in one of :data:`MISREAD_ENCODINGS`: ``"m\u00dc"`` (bytes ``C3 9C``) is
+    ``"m\u00c3"`` in ISO-8859-1 (javac drops the identifier-ignorable U+009C) and ``"m\u00c3\u0153"``
+    in cp1252. ``()`` for an ASCII name, which every encoding reads alike."""
+    if method.isascii():
+        return ()
+    raw = method.encode("utf-8")
+    names: list[str] = []
+    for encoding in MISREAD_ENCODINGS:
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError:  # cp1252 leaves five bytes undefined: javac would not compile it
+            continue
+        name = "".join(c for c in text if not _identifier_ignorable(c))
+        if name != method and name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def _identifier_ignorable(char: str) -> bool:
+    """Java's ``Character.isIdentifierIgnorable``: javac leaves these out of an identifier."""
+    code = ord(char)
+    return code <= 0x08 or 0x0E <= code <= 0x1B or 0x7F <= code <= 0x9F or unicodedata.category(char) == "Cf"
+
+
 def _case_status(case: Any) -> tuple[str, str, str]:
     """Status, message and trace of one ``<testcase>``."""
     results = list(case.result)
@@ -228,6 +261,15 @@ def outcomes_for(selection: Iterable[TestId], cases: Iterable[CaseResult]) -> di
     for test in sorted(set(selection)):
         if test in seen:
             result[test] = _with_initializer(seen[test], initializers)
+            continue
+        compiled = next((n for n in compiled_names(test.method) if TestId(test.class_name, n) in seen), "")
+        if compiled:
+            ran = seen[TestId(test.class_name, compiled)]
+            note = (
+                f"(compiled as {compiled}: the build reads this test source in another encoding than UTF-8)"
+            )
+            message = (f"{ran.message} {note}" if ran.message else note)[:MAX_MESSAGE]
+            result[test] = _with_initializer(replace(ran, test=test, message=message), initializers)
             continue
         failure = _enclosing_error(test.class_name, broken)
         if failure is not None:
@@ -350,7 +392,8 @@ def check_against_console(
     checked: dict[TestId, TestOutcome] = {}
     for test, reported in outcomes.items():
         checked[test] = reported
-        if reported.status in (PASSED, SKIPPED) and (test.class_name, test.method) in failing:
+        names = (test.method, *compiled_names(test.method))
+        if reported.status in (PASSED, SKIPPED) and any((test.class_name, n) in failing for n in names):
             checked[test] = TestOutcome(
                 test, FAILED, reported.invocations, "the Maven console reports this test failing"
             )
