@@ -296,12 +296,18 @@ def test_a_reactor_is_read_in_every_module_and_says_why_a_test_did_not_run(
         "app/src/test/java/p/ATest.java": "package p;\nclass ATest {}\n",
         "cli/pom.xml": "<project/>",
         "cli/src/test/java/p/CliTest.java": "package p;\nclass CliTest {}\n",
+        # a second top-level class of a file: Surefire runs it as any other (its module: app)
+        "app/src/test/java/p/BTest.java": "package p;\nclass BTest {}\nclass SecondTest {}\n",
+        # a directory with a POM that the root POM does not list (gson's extras/ before 2020)
+        "extras/pom.xml": "<project/>",
+        "extras/src/test/java/p/StrayTest.java": "package p;\nclass StrayTest {}\n",
     }
     for relative, text in files.items():
         (ws / relative).parent.mkdir(parents=True, exist_ok=True)
         (ws / relative).write_text(text, encoding="utf-8")
     (ws / "app/target/surefire-reports").mkdir(parents=True)  # stale, from an earlier run
     cli, ghost = TestId("p.CliTest", "c"), TestId("p.Ghost", "g")
+    second, stray = TestId("p.SecondTest", "s"), TestId("p.StrayTest", "t")
 
     def build(w: Path, step: BuildStep) -> StepResult:
         assert not (w / "app/target").exists()  # every module's target/ went before the launch
@@ -318,9 +324,18 @@ def test_a_reactor_is_read_in_every_module_and_says_why_a_test_did_not_run(
     executor = ScriptedExecutor({"compile+test": build, "coverage-report": lambda w, step: result(step, 1)})
     scoped = settings.scoped(ws, [A, B, cli, ghost])
     assert scoped.maven_args == ("-pl", "app,cli", "-am")
-    run = run_selection(executor, ws, [A, B, cli, ghost], settings.scoped(ws, [A, B]))
+    assert settings.scoped(ws, [second, stray]).maven_args == ("-pl", "app", "-am")
+    run = run_selection(executor, ws, [A, B, cli, ghost, second, stray], settings.scoped(ws, [A, B]))
     outcomes = {str(o.test): (o.status, o.message) for o in run.tests}
     assert outcomes == {
+        "p.SecondTest#s": (
+            NOT_RUN,
+            "Surefire of module app reported no run of it (the selector matched no test method)",
+        ),
+        "p.StrayTest#t": (
+            NOT_RUN,
+            "its test source extras/src/test/java/p/StrayTest.java is in no module of this build",
+        ),
         "p.ATest#a": (PASSED, ""),
         "p.ATest#b": (
             NOT_RUN,

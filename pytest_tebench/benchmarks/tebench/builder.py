@@ -65,8 +65,9 @@ MAX_TEST_LINES = 200
 #: tries gold's failing tests on every other JDK before it rejects the commit, and records a failure
 #: that shows the build's resource limits as unsupported here; /4 pins a build plugin the POMs
 #: leave without a version to its release by V0's date (run/maven/plugin_pins); /5 selects a test
-#: whose name is not ASCII by the names javac gives it in other encodings too (run/maven/surefire).
-BUILDER_VERSION = f"{__version__}/5"
+#: whose name is not ASCII by the names javac gives it in other encodings too (run/maven/surefire);
+#: /6 finds the module of a class declared in a file of another name (run/maven/reactor).
+BUILDER_VERSION = f"{__version__}/6"
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,9 @@ PASSING = (PASSED, SKIPPED)
 #: run never runs, while it runs the module's other classes, leaves every selection.
 #: 9: a selected method whose name is not ASCII is also selected and read by the name javac gives
 #: it where the build reads test sources in another encoding than UTF-8 (run/maven/surefire).
-GOLD_RULES = 9
+#: 10: a selected class that a file of another name declares (a second top-level class) is
+#: built in its module's scope (run/maven/reactor).
+GOLD_RULES = 10
 #: Characters of a failing test's message kept in a reason.
 _MESSAGE_CHARS = 300
 #: The selection rules a gold record (and every prediction of its instance) runs with.

@@ -38,8 +38,9 @@ from pytest_tebench.workspace.layout import MAVEN
 #: below "There are test failures." is the reason a test did not run, not a selector's miss;
 #: 4: a test phase past its limit, with gold well within it, scores as failing tests; 5: a test
 #: method whose name is not ASCII is also selected and read by the name javac gives it where the
-#: build reads test sources in another encoding than UTF-8).
-UPDATE_RULES = 5
+#: build reads test sources in another encoding than UTF-8; 6: a selected class that a file of
+#: another name declares has its module, and a test source in no module of the build says so).
+UPDATE_RULES = 6
 PAPER = "paper"
 REFERENCE = "reference"
 SCORINGS = (PAPER, REFERENCE)

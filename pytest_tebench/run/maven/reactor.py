@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_tebench.java.parser import parse_java
 from pytest_tebench.run.maven.profiles import JDKS
 from pytest_tebench.run.maven.profiles import BuildContext
 from pytest_tebench.run.maven.profiles import walk_modules
@@ -55,7 +56,10 @@ class Reactor:
         return tuple(f"{module}/{relative}" if module else relative for module in self.modules)
 
     def test_module(self, workspace: Path, test: TestId) -> str | None:
-        """The module whose test sources declare ``test``'s (top-level) class; None when none does."""
+        """The module whose test sources declare ``test``'s (top-level) class; None when none does.
+        A class is looked for in its own file first, then among the other top-level classes of
+        its package's files: a file may declare a second, non-public class, which Surefire runs
+        like any other (its ``.class`` file is all Surefire sees)."""
         top = test.class_name.split("$", 1)[0]
         relative = top.replace(".", "/") + ".java"
         found = [
@@ -64,8 +68,25 @@ class Reactor:
             if (workspace / module / MAVEN.test_sources / relative).is_file()
             or any((workspace / module / MAVEN.test_root).glob(f"*/{relative}"))
         ]
+        if not found:
+            found = [module for module in self.modules if _declares(workspace / module, top)]
         # the innermost one: a nested module's tests are not its parent's
         return max(found, key=len) if found else None
+
+    def stray_test_source(self, workspace: Path, relative: str) -> str:
+        """A test source ``<dir>/src/test/java/<relative>`` in a directory that is no module of this
+        build (a module the POMs of this commit do not list yet): workspace-relative, "" when
+        there is none. Surefire never runs it."""
+        for path in sorted(workspace.glob(f"**/{MAVEN.test_sources}/{relative}")):
+            parts = path.relative_to(workspace).parts
+            if "target" in parts or path.is_symlink():
+                continue
+            directory = "/".join(
+                parts[: len(parts) - len(Path(MAVEN.test_sources).parts) - len(Path(relative).parts)]
+            )
+            if directory not in self.modules:
+                return "/".join(parts)
+        return ""
 
     def scope_args(self, workspace: Path, tests: Iterable[TestId]) -> tuple[str, ...]:
         """Maven arguments building the modules of ``tests`` and what they depend on (none for a
@@ -76,6 +97,20 @@ class Reactor:
         if not modules:
             return ()
         return ("-pl", ",".join(m or "." for m in modules), "-am")
+
+
+def _declares(module: Path, top: str) -> bool:
+    """Whether a test source of ``module``'s package directory of ``top`` declares the top-level
+    class ``top`` (``pkg.Name``) in a file of another name."""
+    package, _, simple = top.rpartition(".")
+    directory = "/".join(package.split(".")) if package else ""
+    for path in sorted((module / MAVEN.test_root).glob(f"*/{directory}/*.java" if directory else "*/*.java")):
+        if path.stem == simple or not path.is_file() or path.is_symlink():
+            continue
+        parsed = parse_java(path.read_bytes())
+        if parsed.package == package and any(t.binary_class_name == simple for t in parsed.types):
+            return True
+    return False
 
 
 def read_reactor(workspace: Path, java_version: int | None = None) -> Reactor:

@@ -474,6 +474,9 @@ class _Run:
             if module is None:
                 top = test.class_name.split("$", 1)[0].replace(".", "/")
                 why = f"no module has a test source {top}.java"
+                elsewhere = self.reactor.stray_test_source(self.workspace, f"{top}.java")
+                if elsewhere:
+                    why = f"its test source {elsewhere} is in no module of this build"
             elif self.reactor.is_multi_module and not (self.workspace / module / "target").is_dir():
                 why = f"its module {module or '.'} was not built"
             else:
