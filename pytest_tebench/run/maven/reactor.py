@@ -78,14 +78,11 @@ class Reactor:
         build (a module the POMs of this commit do not list yet): workspace-relative, "" when
         there is none. Surefire never runs it."""
         for path in sorted(workspace.glob(f"**/{MAVEN.test_sources}/{relative}")):
-            parts = path.relative_to(workspace).parts
-            if "target" in parts or path.is_symlink():
+            found = path.relative_to(workspace).as_posix()
+            if "target" in found.split("/") or path.is_symlink():
                 continue
-            directory = "/".join(
-                parts[: len(parts) - len(Path(MAVEN.test_sources).parts) - len(Path(relative).parts)]
-            )
-            if directory not in self.modules:
-                return "/".join(parts)
+            if MAVEN.module_root(found) not in self.modules:
+                return found
         return ""
 
     def scope_args(self, workspace: Path, tests: Iterable[TestId]) -> tuple[str, ...]:
