@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 from test_run_prebuilt_tests import JavacMaven
+from test_run_prebuilt_tests import compiled_apart
+from test_run_prebuilt_tests import gold_stored
 from test_run_prebuilt_tests import launch
 from test_run_prebuilt_tests import prepared
 from test_run_prebuilt_tests import workspace  # noqa: F401  (a fixture)
@@ -145,7 +147,7 @@ def test_a_test_tree_removed_while_restored_is_compiled_whole(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     maven = JavacMaven()
-    prepared(maven, workspace, tmp_path / "store", create=True)
+    assert gold_stored(maven, workspace, tmp_path / "store").state == "built"
     overlay = prebuilt_tests._overlay
 
     def overlay_then_vanish(entry: Path, into: Path, modules: list[str]) -> None:
@@ -194,7 +196,7 @@ def test_a_production_build_pruned_while_gold_s_tests_compile_is_compiled_by_the
 ) -> None:
     store = _pruned_once_stored(prebuilt_tests._store, pruned=prebuilt_tests.production_entry)
     monkeypatch.setattr(prebuilt_tests, "_store", store)
-    use = prepared(JavacMaven(), workspace, tmp_path / "store", create=True)
+    use = compiled_apart(JavacMaven(), workspace, tmp_path / "store")
     assert use.state == "off" and use.note.startswith("the stored build went away")
     assert use.compiled is not None
     # neither production nor the tests restored: the launch compiles both

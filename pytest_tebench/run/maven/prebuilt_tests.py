@@ -1,10 +1,16 @@
 """Gold's compiled test tree, stored once and reused: a launch compiles only what its tree changed.
 
 On top of the stored production build (:mod:`~pytest_tebench.run.maven.prebuilt`), the first
-trusted launch of a test tree (gold's) runs one offline ``mvn test-compile`` with the production
-compile skipped, and keeps what it left on the test side of every built module: the classes in
-``target/test-classes`` (with the test resources copied there), annotation processors' sources in
-``target/generated-test-sources`` and the compiler's own state for the test compile. Every later
+trusted launch of a test tree (gold's) keeps what the ``test-compile`` phase left on the test side
+of every built module: the classes in ``target/test-classes`` (with the test resources copied
+there), annotation processors' sources in ``target/generated-test-sources`` and the compiler's own
+state for the test compile. In a warm server that launch is gold's own ``mvn test``: the server
+copies each module's test side aside before the module's first mojo after ``test-compile``
+(``-Dtebench.testside=snapshot``, ``java/TebenchStoredOutputs.java``) and :func:`keep_snapshot`
+stores it after the launch, so no launch of its own compiles the tree. Where that cannot be
+trusted (the launch ran cold, failed, timed out, changed the test tree or wrote outside
+``target/``: its tests may have), the tree is marked and the next trusted launch runs one offline
+``mvn test-compile`` with the production compile skipped first, stored the same way. Every later
 launch of the same production tree restores the stored test tree closest to its own, deletes the
 classes of the sources :func:`~pytest_tebench.run.maven.compiled_tests.plan` says must be compiled
 again, and runs its one ``mvn test`` with ``-Dmaven.compiler.useIncrementalCompilation=false``: the
@@ -23,6 +29,7 @@ outputs that are not a copied resource: a processor's aggregate file) changed or
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -66,9 +73,31 @@ TEST_SIDE = (TEST_CLASSES, GENERATED_TEST_SOURCES, "target/maven-status/maven-co
 #: Restored generated sources get this modification time: older than every restored class, so
 #: no generated source counts as stale.
 _OLD = 1_000_000_000
+#: Has a warm server keep each module's test side, under :data:`SNAPSHOT_DIR`, as the
+#: ``test-compile`` phase left it (a cold ``mvn`` ignores it).
+SNAPSHOT_SWITCH = "-Dtebench.testside=snapshot"
+SNAPSHOT_DIR = "target/tebench-test-side"
+#: Written last into a module's :data:`SNAPSHOT_DIR`: its snapshot is whole.
+SNAPSHOT_DONE = "done"
+#: Beside a stored tree's entry: its launch kept no snapshot, the next one compiles it apart.
+NO_SNAPSHOT = ".no-snapshot"
 
 REUSED = "reused"
 BUILT = "built"
+#: The launch compiles the whole test tree and its test side is stored after it (:func:`keep_snapshot`).
+SNAPSHOT = "snapshot"
+
+
+@dataclass(frozen=True)
+class PendingSnapshot:
+    """What :func:`keep_snapshot` needs after a :data:`SNAPSHOT` launch."""
+
+    entry: Path
+    #: The test tree's files before the launch (:func:`scan_test_files`).
+    current: dict[str, str]
+    #: Untracked paths outside every ``target/`` before the launch.
+    before: tuple[str, ...]
+    modules: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -86,6 +115,8 @@ class CompiledTestsUse:
     restore_seconds: float = 0.0
     #: Kept files of the restored tree (workspace-relative) -> SHA-256, checked after the launch.
     kept: tuple[tuple[str, str], ...] = ()
+    #: For a :data:`SNAPSHOT` launch, until :func:`keep_snapshot` stored its test side.
+    pending: PendingSnapshot | None = None
 
     @property
     def used(self) -> bool:
@@ -99,7 +130,7 @@ class CompiledTestsUse:
     def describe(self) -> str:
         if not self.used:
             return f"tests off: {self.note}"
-        return f"tests {self.state} {self.digest}: {self.plan.describe() if self.plan else ''}"
+        return f"tests {self.state} {self.digest}: {self.plan.describe() if self.plan else self.note}"
 
 
 def stale_only(launch: BuildStep) -> BuildStep:
@@ -136,6 +167,8 @@ def prepare(
     digest = tree_digest(current)
     store = prebuilt.store / production.key / "tests"
     if prebuilt.create and read_versioned_json(store / digest / MANIFEST) is None:
+        if not (store / f"{digest}{NO_SNAPSHOT}").exists():
+            return _snapshot(workspace, launch, store / digest, current=current, modules=modules)
         with file_lock(prebuilt.store / "locks" / f"{production.key}-{digest}.lock"):
             if read_versioned_json(store / digest / MANIFEST) is None:
                 return _build(
@@ -148,6 +181,78 @@ def prepare(
                     maven_repo=maven_repo,
                 )
     return _reuse(workspace, launch, store, current=current, modules=modules)
+
+
+def _snapshot(
+    workspace: Path, launch: BuildStep, entry: Path, *, current: dict[str, str], modules: tuple[str, ...]
+) -> CompiledTestsUse:
+    """The launch itself compiles the whole test tree, and a warm server keeps its test side."""
+    before = tuple(untracked_outside_targets(workspace, modules))
+    return CompiledTestsUse(
+        replace(launch, argv=(*launch.argv[:-1], SNAPSHOT_SWITCH, launch.argv[-1])),
+        SNAPSHOT,
+        entry.name,
+        note="the whole test tree compiled in this launch",
+        pending=PendingSnapshot(entry, current, before, modules),
+    )
+
+
+def keep_snapshot(
+    workspace: Path, use: CompiledTestsUse, tested: StepResult, *, trusted: bool
+) -> CompiledTestsUse:
+    """After a :data:`SNAPSHOT` launch: the test side the warm server kept, stored as
+    :func:`_build` stores its own (state :data:`BUILT`); or, when it cannot be trusted (``trusted``
+    false: the launch failed on the harness's side), the tree marked so the next trusted launch
+    compiles it apart (state ``off``). Any other ``use`` comes back as it is."""
+    pending = use.pending
+    if pending is None:
+        return use
+    why = _untrusted_snapshot(workspace, pending, tested) if trusted else "the launch is run again"
+    built = [m for m in pending.modules if (workspace / _side(m, SNAPSHOT_DIR) / SNAPSHOT_DONE).is_file()]
+    if not why:
+        classes, generated = _compiled_side(workspace, built, snapshot=True)
+        record: dict[str, Any] = {
+            "harness_version": __version__,
+            "created": time.time(),
+            "compile_seconds": round(tested.duration, 3),
+            "files": pending.current,
+            "usable": True,
+            "modules": built,
+            "classes": classes,
+            "generated": generated,
+        }
+        sources = sorted(p for p in pending.current if p.endswith(".java"))
+        _store(pending.entry, workspace, built, sources, record, snapshot=True)
+        return replace(use, state=BUILT, pending=None)
+    marker = pending.entry.parent / f"{pending.entry.name}{NO_SNAPSHOT}"
+    with contextlib.suppress(OSError):
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(why + "\n", encoding="utf-8")
+    return replace(use, state=OFF, note=f"not kept: {why}", pending=None)
+
+
+def _untrusted_snapshot(workspace: Path, pending: PendingSnapshot, tested: StepResult) -> str:
+    """Why the launch's snapshot cannot stand for a ``mvn test-compile`` of the tree ("" it can)."""
+    if tested.timed_out:
+        return "the launch timed out"
+    kind = mavenlog.diagnose_test_step(tested.output, tested.exit_code).kind
+    if kind in (mavenlog.TEST_COMPILE_ERROR, mavenlog.COMPILE_ERROR, mavenlog.BUILD_ERROR):
+        return f"the launch ended in a {kind.replace('_', ' ')}"
+    compiled = {m for m in pending.modules if (workspace / _side(m, TEST_CLASSES)).is_dir()}
+    kept = {m for m in pending.modules if (workspace / _side(m, SNAPSHOT_DIR) / SNAPSHOT_DONE).is_file()}
+    if not kept:
+        return "no module's test side was kept (a cold launch keeps none)"
+    if kept != compiled:
+        return f"the test side of {', '.join(sorted(kept ^ compiled))} was not kept"
+    written = sorted(set(untracked_outside_targets(workspace, pending.modules)) - set(pending.before))
+    if written:
+        return f"the launch wrote outside target/: {', '.join(written[:5])}"
+    try:
+        if scan_test_files(workspace, pending.modules) != pending.current:
+            return "the launch changed the test tree"
+    except OSError as exc:
+        return f"cannot read the test tree ({exc})"
+    return ""
 
 
 def _candidates(store: Path, current: dict[str, str]) -> list[tuple[int, str, dict[str, Any]]]:
@@ -342,18 +447,7 @@ def _build(
             reason = f"the test compile writes outside target/: {', '.join(written[:5])}"
     built = [m for m in modules if (workspace / _side(m, TEST_CLASSES)).is_dir()]
     if not reason:
-        classes: dict[str, list[str]] = {}
-        for module in built:
-            for path in _files_under(workspace / _side(module, TEST_CLASSES)):
-                if path.suffix == ".class":
-                    origin = class_origin(path.read_bytes())
-                    relative = path.relative_to(workspace).as_posix()
-                    classes[relative] = [origin.name, origin.source_file] if origin else ["", ""]
-        generated = [
-            path.relative_to(workspace).as_posix()
-            for module in built
-            for path in _files_under(workspace / _side(module, GENERATED_TEST_SOURCES))
-        ]
+        classes, generated = _compiled_side(workspace, built, snapshot=False)
         record.update(usable=True, modules=built, classes=classes, generated=generated)
         _store(entry, workspace, built, sorted(p for p in current if p.endswith(".java")), record)
     else:
@@ -376,15 +470,48 @@ def production_entry(tests_entry: Path) -> Path:
     return tests_entry.parent.parent
 
 
+def _kept_side(module: str, relative: str, *, snapshot: bool) -> str:
+    """Where a module's test side ``relative`` (one of :data:`TEST_SIDE`) is read from to be
+    stored: in place, or (``snapshot``) where the warm server kept it."""
+    return _side(module, f"{SNAPSHOT_DIR}/{relative.removeprefix('target/')}" if snapshot else relative)
+
+
+def _compiled_side(
+    workspace: Path, modules: list[str], *, snapshot: bool
+) -> tuple[dict[str, list[str]], list[str]]:
+    """The built modules' test classes (workspace path -> class name and ``SourceFile``) and
+    generated test sources, read where :func:`_kept_side` says."""
+    classes: dict[str, list[str]] = {}
+    generated: list[str] = []
+    for module in modules:
+        for relative in (TEST_CLASSES, GENERATED_TEST_SOURCES):
+            root = workspace / _kept_side(module, relative, snapshot=snapshot)
+            for path in _files_under(root):
+                name = f"{_side(module, relative)}/{path.relative_to(root).as_posix()}"
+                if relative == GENERATED_TEST_SOURCES:
+                    generated.append(name)
+                elif path.suffix == ".class":
+                    origin = class_origin(path.read_bytes())
+                    classes[name] = [origin.name, origin.source_file] if origin else ["", ""]
+    return classes, generated
+
+
 def _store(
-    entry: Path, workspace: Path, modules: list[str], sources: list[str], manifest: dict[str, Any]
+    entry: Path,
+    workspace: Path,
+    modules: list[str],
+    sources: list[str],
+    manifest: dict[str, Any],
+    *,
+    snapshot: bool = False,
 ) -> None:
-    """Each module's test side and the tree's Java sources, stored whole."""
+    """Each module's test side (``snapshot``: as the warm server kept it) and the tree's Java
+    sources, stored whole."""
 
     def fill(staging: Path) -> None:
         for module in modules:
             for relative in TEST_SIDE:
-                source = workspace / _side(module, relative)
+                source = workspace / _kept_side(module, relative, snapshot=snapshot)
                 if source.is_dir() and not source.is_symlink():
                     shutil.copytree(source, staging / "trees" / _side(module, relative), symlinks=True)
         for path in sources:

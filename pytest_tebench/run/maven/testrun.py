@@ -57,6 +57,7 @@ from pytest_tebench.run.maven.modulepath import opens_for_tests
 from pytest_tebench.run.maven.prebuilt import prepare as prepare_prebuilt
 from pytest_tebench.run.maven.prebuilt import restore_production
 from pytest_tebench.run.maven.prebuilt import went_away
+from pytest_tebench.run.maven.prebuilt_tests import keep_snapshot
 from pytest_tebench.run.maven.prebuilt_tests import needs_full_compile
 from pytest_tebench.run.maven.prebuilt_tests import prepare as prepare_test_tree
 from pytest_tebench.run.maven.reactor import read_reactor
@@ -430,12 +431,13 @@ class _Run:
             modules=self.reactor.modules,
             maven_repo=self.settings.maven_repo,
         )
-        if use.used:
-            self.prebuilt += f"; {tests.describe()}"
         self.record(tests.compiled)
         if tests.used:
             self.timings["prebuilt_tests_restore"] = tests.restore_seconds
         tested = self.step(tests.launch)
+        tests = keep_snapshot(self.workspace, tests, tested, trusted=not _fall_back(tested))
+        if use.used:
+            self.prebuilt += f"; {tests.describe()}"
         why = needs_full_compile(self.workspace, tests, tested)
         if why:
             # the whole test tree again, on the restored production build: that compile decides

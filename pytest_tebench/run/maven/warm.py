@@ -10,8 +10,10 @@ build through ``MavenCli.doMain``, exactly as ``mvn`` would with the same argume
 the launches' JaCoCo reports (:func:`jacoco_command`: our tool, from a class loader it keeps).
 With a real Maven, core components are compiled beside it (:data:`CORE_COMPONENTS`): a lifecycle
 participant for the stored outputs of :mod:`~pytest_tebench.run.maven.prebuilt` (a bundle's
-manifest written once), and a mojo listener that has a forked ``javac`` JIT-compile with C1 only
-(``java/TebenchForkedJavac.java``: the same class files, sooner).
+manifest written once; gold's test side kept from gold's own launch,
+:mod:`~pytest_tebench.run.maven.prebuilt_tests`), and a mojo listener that has a forked
+``javac`` JIT-compile with C1 only (``java/TebenchForkedJavac.java``: the same class files,
+sooner).
 
 Isolation, build to build (what a cold launch gives for free, kept here on purpose):
 

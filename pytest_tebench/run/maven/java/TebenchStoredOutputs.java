@@ -17,13 +17,22 @@
 // end), so every later mojo and the tests see what the mojos would have written. The list itself
 // is removed before any mojo runs. The switches are removed from the user and system properties,
 // so the build (and Surefire, which hands user properties to the test JVM) never sees them.
+//
+// -Dtebench.testside=snapshot (gold's first test launch, `mvn test` on a restored production
+// tree, run/maven/prebuilt_tests.py): each project's test side, as the test-compile phase left it
+// (target/test-classes, target/generated-test-sources, the compiler's testCompile state), is
+// copied to target/tebench-test-side/ before the project's first mojo of a later phase starts (or
+// at the project's end), and target/tebench-test-side/done is written last; the launch goes on to
+// the tests. So the tree a separate `mvn test-compile` would have left is kept without that launch.
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -63,6 +72,16 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
     static final String MOJOS = "tebench.outputs.mojos";
     static final String RECORD = "tebench-stored-outputs.txt";
     static final String PHASE = "process-classes";
+    static final String TEST_SIDE_MODE = "tebench.testside";
+    static final String SNAPSHOT = "tebench-test-side";
+    /** A module's test side under its basedir, as prebuilt_tests.TEST_SIDE names it. */
+    static final List<String> TEST_SIDE = Arrays.asList(
+            "target/test-classes", "target/generated-test-sources", "target/maven-status/maven-compiler-plugin/testCompile");
+    /** The default lifecycle's phases up to test-compile: a mojo of any other starts after it. */
+    static final Set<String> UP_TO_TEST_COMPILE = new HashSet<>(Arrays.asList(
+            "validate", "initialize", "generate-sources", "process-sources", "generate-resources",
+            "process-resources", "compile", "process-classes", "generate-test-sources", "process-test-sources",
+            "generate-test-resources", "process-test-resources", "test-compile"));
     private static final Logger LOG = LoggerFactory.getLogger(TebenchStoredOutputs.class);
 
     private final LifecycleExecutor lifecycle;
@@ -77,10 +96,16 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
         Properties user = session.getUserProperties();
         String mode = user.getProperty(MODE);
         String mojos = user.getProperty(MOJOS, "");
+        String testSide = user.getProperty(TEST_SIDE_MODE);
         user.remove(MODE);
         user.remove(MOJOS);
+        user.remove(TEST_SIDE_MODE);
         System.clearProperty(MODE);
         System.clearProperty(MOJOS);
+        System.clearProperty(TEST_SIDE_MODE);
+        if ("snapshot".equals(testSide)) {
+            session.getRequest().setExecutionListener(new Snapshotting(session.getRequest().getExecutionListener()));
+        }
         if (mode == null) {
             return;
         }
@@ -394,6 +419,95 @@ public final class TebenchStoredOutputs extends AbstractMavenLifecycleParticipan
                 // the build goes on without them and fails as it would without the mojo's output
                 LOG.error("pytest-tebench: cannot write the stored outputs back: {}", error.toString());
             }
+        }
+    }
+
+    /** Keeps each project's test side as the test-compile phase left it (see the head of the file). */
+    private static final class Snapshotting extends Delegating {
+        private final Set<String> taken = ConcurrentHashMap.newKeySet();
+
+        Snapshotting(ExecutionListener next) {
+            super(next);
+        }
+
+        @Override
+        public void mojoStarted(ExecutionEvent event) {
+            if (!UP_TO_TEST_COMPILE.contains(event.getMojoExecution().getLifecyclePhase())) {
+                take(event.getProject());
+            }
+            super.mojoStarted(event);
+        }
+
+        @Override
+        public void projectSucceeded(ExecutionEvent event) {
+            take(event.getProject());
+            super.projectSucceeded(event);
+        }
+
+        private void take(MavenProject project) {
+            if (project == null || !taken.add(id(project))) {
+                return;
+            }
+            Path base = project.getBasedir().toPath();
+            Path out = base.resolve("target").resolve(SNAPSHOT);
+            try {
+                delete(out);
+                if (!Files.isDirectory(base.resolve("target/test-classes"), LinkOption.NOFOLLOW_LINKS)) {
+                    return;  // nothing compiled: no test side to keep
+                }
+                for (String side : TEST_SIDE) {
+                    Path from = base.resolve(side);
+                    if (Files.isDirectory(from, LinkOption.NOFOLLOW_LINKS)) {
+                        copy(from, out.resolve(side.substring("target/".length())));
+                    }
+                }
+                Files.write(out.resolve("done"), new byte[0]);
+            } catch (IOException | RuntimeException error) {
+                // no snapshot: the harness compiles the test tree in a launch of its own
+                LOG.warn("pytest-tebench: the test side of {} is not kept: {}", project.getId(), error.toString());
+                try {
+                    delete(out);
+                } catch (IOException ignored) {
+                    // the missing marker says enough
+                }
+            }
+        }
+
+        /** A directory tree copied (links as links, times kept). */
+        private static void copy(Path from, Path to) throws IOException {
+            Files.walkFileTree(from, new SimpleFileVisitor<Path>() {
+                @Override
+                public FileVisitResult preVisitDirectory(Path directory, BasicFileAttributes attributes) throws IOException {
+                    Files.createDirectories(to.resolve(from.relativize(directory).toString()));
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
+                    Files.copy(file, to.resolve(from.relativize(file).toString()),
+                            StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        }
+
+        private static void delete(Path root) throws IOException {
+            if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            Files.walkFileTree(root, new SimpleFileVisitor<Path>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
+                    Files.delete(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path directory, IOException error) throws IOException {
+                    Files.delete(directory);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
         }
     }
 
