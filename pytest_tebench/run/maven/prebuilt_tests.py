@@ -505,7 +505,8 @@ def _store(
     *,
     snapshot: bool = False,
 ) -> None:
-    """Each module's test side (``snapshot``: as the warm server kept it) and the tree's Java
+    """Each module's test side (``snapshot``: as the warm server kept it, moved rather than
+    copied: the copy is the harness's own and nothing reads it again) and the tree's Java
     sources, stored whole."""
 
     def fill(staging: Path) -> None:
@@ -513,9 +514,22 @@ def _store(
             for relative in TEST_SIDE:
                 source = workspace / _kept_side(module, relative, snapshot=snapshot)
                 if source.is_dir() and not source.is_symlink():
-                    shutil.copytree(source, staging / "trees" / _side(module, relative), symlinks=True)
+                    _move_or_copy(source, staging / "trees" / _side(module, relative), move=snapshot)
         for path in sources:
             (staging / "sources" / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(workspace / path, staging / "sources" / path, follow_symlinks=False)
 
     store_whole(entry, fill, manifest)
+
+
+def _move_or_copy(source: Path, target: Path, *, move: bool) -> None:
+    """``source`` copied to ``target`` (links as links), or moved there when ``move`` and both lie
+    on one file system."""
+    if move:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(source, target)
+            return
+        except OSError:
+            pass  # another file system (a cache elsewhere): copied
+    shutil.copytree(source, target, symlinks=True)
