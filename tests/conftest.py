@@ -18,6 +18,13 @@ from typing import Any
 
 import pytest
 
+from pytest_tebench.run.executor import Executor
+from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
+from pytest_tebench.run.maven.offline_run import run_warmed
+from pytest_tebench.run.maven.prebuilt import Prebuilt
+from pytest_tebench.run.maven.run_settings import RunSettings
+from pytest_tebench.run.maven.surefire import TestId
+from pytest_tebench.run.maven.testrun import SelectionRun
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_text
 
@@ -163,6 +170,26 @@ TEST_MAVEN_REPO = Path(
         "TEBENCH_TEST_MAVEN_REPO", Path.home() / ".cache" / "pytest-tebench-tests" / "maven-repository"
     )
 )
+
+
+def stored_build_run(
+    executor: Executor, workspace: Path, store: Path, tests: list[TestId], *, project: str
+) -> SelectionRun:
+    """A trusted run of ``tests`` in ``workspace`` on JDK 17 and the default Maven, storing and
+    reusing its build in ``store`` (what gold's runs do); the warm-up, when one is needed, must
+    succeed."""
+    settings = RunSettings(
+        maven_repo=TEST_MAVEN_REPO,
+        java_version=17,
+        maven_version=DEFAULT_MAVEN,
+        compile_timeout=300,
+        test_timeout=300,
+        coverage=False,
+        prebuilt=Prebuilt(store, create=True),
+    )
+    warmed = run_warmed(executor, workspace, tests, settings, project=project)
+    assert warmed.warmup is None or warmed.warmup.ok, warmed.warmup.error if warmed.warmup else ""
+    return warmed.run
 
 
 @pytest.fixture(scope="session")

@@ -20,9 +20,6 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.local import LocalExecutor
 from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
 from pytest_tebench.run.maven.dist import maven_tools
-from pytest_tebench.run.maven.offline_run import run_warmed
-from pytest_tebench.run.maven.prebuilt import Prebuilt
-from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.steps import compile_step
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
@@ -30,6 +27,7 @@ from pytest_tebench.run.maven.testrun import SelectionRun
 
 from conftest import TEST_MAVEN_REPO
 from conftest import committed_checkout
+from conftest import stored_build_run
 
 pytestmark = pytest.mark.maven
 
@@ -111,18 +109,7 @@ def copy(tmp_path: Path) -> Copy:
 
 
 def _run(executor: LocalExecutor, workspace: Path, store: Path) -> SelectionRun:
-    settings = RunSettings(
-        maven_repo=TEST_MAVEN_REPO,
-        java_version=17,
-        maven_version=DEFAULT_MAVEN,
-        compile_timeout=300,
-        test_timeout=300,
-        coverage=False,
-        prebuilt=Prebuilt(store, create=True),
-    )
-    warmed = run_warmed(executor, workspace, [MANIFEST_TEST], settings, project=PROJECT)
-    assert warmed.warmup is None or warmed.warmup.ok, warmed.warmup.error if warmed.warmup else ""
-    return warmed.run
+    return stored_build_run(executor, workspace, store, [MANIFEST_TEST], project=PROJECT)
 
 
 def _outputs(run: SelectionRun, name: str) -> list[str]:

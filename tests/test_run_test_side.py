@@ -19,17 +19,13 @@ from pathlib import Path
 import pytest
 
 from pytest_tebench.run.local import LocalExecutor
-from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
-from pytest_tebench.run.maven.offline_run import run_warmed
 from pytest_tebench.run.maven.prebuilt import MANIFEST
-from pytest_tebench.run.maven.prebuilt import Prebuilt
-from pytest_tebench.run.maven.run_settings import RunSettings
 from pytest_tebench.run.maven.surefire import PASSED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.run.maven.testrun import SelectionRun
 
-from conftest import TEST_MAVEN_REPO
 from conftest import committed_checkout
+from conftest import stored_build_run
 
 pytestmark = pytest.mark.maven
 
@@ -59,18 +55,7 @@ def _checkout(root: Path) -> Path:
 
 
 def _run(executor: LocalExecutor, workspace: Path, store: Path, test: TestId = SWITCH_TEST) -> SelectionRun:
-    settings = RunSettings(
-        maven_repo=TEST_MAVEN_REPO,
-        java_version=17,
-        maven_version=DEFAULT_MAVEN,
-        compile_timeout=300,
-        test_timeout=300,
-        coverage=False,
-        prebuilt=Prebuilt(store, create=True),
-    )
-    warmed = run_warmed(executor, workspace, [test], settings, project=PROJECT)
-    assert warmed.warmup is None or warmed.warmup.ok, warmed.warmup.error if warmed.warmup else ""
-    run = warmed.run
+    run = stored_build_run(executor, workspace, store, [test], project=PROJECT)
     assert run.status == "ok", run.error
     assert run.outcomes[test].status == PASSED, run.outcomes
     return run
