@@ -12,6 +12,7 @@ from pytest_tebench.errors import HarnessError
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import PatchDoesNotApply
 from pytest_tebench.workspace.checkout import Workspace
+from pytest_tebench.workspace.gitcmd import GitError
 from pytest_tebench.workspace.gitcmd import git_text
 from pytest_tebench.workspace.removal import wait_for_removals
 from pytest_tebench.workspace.repos import RepositoryStore
@@ -269,3 +270,10 @@ def test_a_tree_that_cannot_be_moved_aside_is_deleted_in_place(
     assert not tree.exists()
     removal.wait_for_removals()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_git_in_a_directory_that_is_not_there_says_so_not_that_git_is_missing(tmp_path: Path) -> None:
+    """subprocess reports a missing working directory as it reports a missing program."""
+    with pytest.raises(GitError, match=r"^git log: no directory .*/gone$"):
+        git_text(tmp_path / "gone", "log", "-1")
+    assert git_text(tmp_path, "--version").startswith("git version")

@@ -74,6 +74,9 @@ def git(
             check=False,
         )
     except FileNotFoundError as exc:
+        # subprocess raises the same error for a missing working directory as for a missing git
+        if not Path(cwd).is_dir():
+            raise GitError(f"git {args[0]}: no directory {cwd}") from exc
         raise HarnessError("git is not installed or not on PATH") from exc
     except subprocess.TimeoutExpired as exc:
         raise GitError(f"git {args[0]} timed out after {timeout:.0f} s") from exc
