@@ -207,8 +207,10 @@ def keep_snapshot(
     pending = use.pending
     if pending is None:
         return use
-    why = _untrusted_snapshot(workspace, pending, tested) if trusted else "the launch is run again"
     built = [m for m in pending.modules if (workspace / _side(m, SNAPSHOT_DIR) / SNAPSHOT_DONE).is_file()]
+    why = (
+        _untrusted_snapshot(workspace, pending, tested, set(built)) if trusted else "the launch is run again"
+    )
     if not why:
         classes, generated = _compiled_side(workspace, built, snapshot=True)
         record: dict[str, Any] = {
@@ -231,15 +233,15 @@ def keep_snapshot(
     return replace(use, state=OFF, note=f"not kept: {why}", pending=None)
 
 
-def _untrusted_snapshot(workspace: Path, pending: PendingSnapshot, tested: StepResult) -> str:
-    """Why the launch's snapshot cannot stand for a ``mvn test-compile`` of the tree ("" it can)."""
+def _untrusted_snapshot(workspace: Path, pending: PendingSnapshot, tested: StepResult, kept: set[str]) -> str:
+    """Why the launch's snapshot (``kept``: the modules whose test side is whole) cannot stand for a
+    ``mvn test-compile`` of the tree ("" it can)."""
     if tested.timed_out:
         return "the launch timed out"
     kind = mavenlog.diagnose_test_step(tested.output, tested.exit_code).kind
     if kind in (mavenlog.TEST_COMPILE_ERROR, mavenlog.COMPILE_ERROR, mavenlog.BUILD_ERROR):
         return f"the launch ended in a {kind.replace('_', ' ')}"
     compiled = {m for m in pending.modules if (workspace / _side(m, TEST_CLASSES)).is_dir()}
-    kept = {m for m in pending.modules if (workspace / _side(m, SNAPSHOT_DIR) / SNAPSHOT_DONE).is_file()}
     if not kept:
         return "no module's test side was kept (a cold launch keeps none)"
     if kept != compiled:
