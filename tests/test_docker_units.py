@@ -255,6 +255,20 @@ def test_spec_of_an_offline_maven_step(tmp_path: Path) -> None:
     assert not str(spec["user"]).startswith("0:")
 
 
+def test_spec_of_a_cold_maven_step_drops_the_warm_server_s_switches(tmp_path: Path) -> None:
+    # a cold container has no server to read them; Maven would hand them to the tests
+    step = BuildStep(
+        name="test",
+        argv=("mvn", "-o", "-Dtebench.outputs=replay", "-Dtebench.testside=snapshot", "-Dtebenchx=1", "test"),
+        timeout=60,
+        java_version=11,
+    )
+    command = _spec(step, tmp_path)["command"]
+    assert isinstance(command, list)
+    assert command[-3:] == ["-o", "-Dtebenchx=1", "test"]
+    assert not [arg for arg in command if str(arg).startswith("-Dtebench.")]
+
+
 def test_spec_of_a_warm_up_step_has_network_and_a_writable_repo(tmp_path: Path) -> None:
     step = BuildStep(name="warm", argv=("mvn", "test"), timeout=60, network=True)
     spec = _spec(step, tmp_path)

@@ -76,6 +76,36 @@ def test_environment_and_placeholders(
     assert result.argv[0] == "sh"
 
 
+def test_a_cold_maven_launch_drops_the_warm_server_s_switches(
+    fake_jdk: Path, workspace: Path, tmp_path: Path
+) -> None:
+    # a stand-in mvn that prints what it was given: the server's switches never reach a cold
+    # Maven (which would pass them on to the test JVMs); other arguments stay, in order
+    maven = tmp_path / "maven"
+    (maven / "bin").mkdir(parents=True)
+    (maven / "bin" / "mvn").write_text('#!/bin/sh\nfor a in "$@"; do echo "arg $a"; done\n', encoding="utf-8")
+    (maven / "bin" / "mvn").chmod(0o755)
+    step = BuildStep(
+        "test",
+        (str(maven / "bin" / "mvn"), "-o", "-Dtebench.outputs=replay", "-Dtebench.testside=snapshot", "test"),
+        30,
+        java_version=17,
+    )
+    result = LocalExecutor(jdks={17: fake_jdk}).run(workspace, step, maven_repo=tmp_path / "m2")
+    assert result.ok
+    given = [line.removeprefix("arg ") for line in result.output.splitlines() if line.startswith("arg ")]
+    assert given[-2:] == ["-o", "test"]
+    assert not [arg for arg in given if arg.startswith("-Dtebench")]
+    # a command that is not Maven keeps every argument
+    echo = sh('echo "$@"', name="echo")
+    echo = BuildStep("echo", (*echo.argv, "x", "-Dtebench.outputs=replay"), 30)
+    assert executor_output(fake_jdk, workspace, tmp_path, echo) == "-Dtebench.outputs=replay"
+
+
+def executor_output(fake_jdk: Path, workspace: Path, tmp_path: Path, step: BuildStep) -> str:
+    return LocalExecutor(jdks={17: fake_jdk}).run(workspace, step, maven_repo=tmp_path / "m2").output.strip()
+
+
 def test_locale_and_time_zone_are_the_image_s_not_the_host_s(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

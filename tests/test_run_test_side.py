@@ -4,10 +4,10 @@
 test JVM (Surefire hands Maven's user properties to it). In a warm server gold's first launch
 compiles the whole test tree and runs the tests, and the server keeps the test side as the
 ``test-compile`` phase left it: no ``mvn test-compile`` launch of its own. A cold ``mvn`` keeps
-nothing, so there the next trusted launch compiles the tree apart, as before (and, having no
-server to take the switches away, hands them to the tests as system properties, which the warm
-runs' test checks they never see). Both store the same classes, and a later launch restores
-either and compiles nothing.
+nothing, so there the next trusted launch compiles the tree apart, as before; a cold ``mvn`` is
+never given the switches (it would hand them to the tests as system properties), and the same
+test checks it. Both store the same classes, and a later launch restores either and compiles
+nothing.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ pytestmark = pytest.mark.maven
 FIXTURE = Path(__file__).parent / "fixtures" / "mini-maven"
 PROJECT = "tebench/mini-maven-test-side"
 SWITCH_TEST = TestId("org.tebench.textkit.SwitchTest", "noSwitchOfTheHarnessReachesTheTests")
-CLAMP_TEST = TestId("org.tebench.textkit.ClampTest", "belowLow")
 SWITCH_TEST_JAVA = """package org.tebench.textkit;
 
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -88,8 +87,8 @@ def test_gold_keeps_the_test_tree_its_own_launch_compiled(tmp_path: Path) -> Non
     assert later.prebuilt.endswith(": 0 of 3 test sources compiled"), later.prebuilt
 
     cold = LocalExecutor()
-    first = _run(cold, _checkout(tmp_path / "cold-first"), tmp_path / "cold-store", CLAMP_TEST)
-    second = _run(cold, _checkout(tmp_path / "cold-second"), tmp_path / "cold-store", CLAMP_TEST)
+    first = _run(cold, _checkout(tmp_path / "cold-first"), tmp_path / "cold-store")
+    second = _run(cold, _checkout(tmp_path / "cold-second"), tmp_path / "cold-store")
     assert [step.name for step in first.steps] == ["prebuild", "compile+test"]
     assert first.prebuilt.endswith(
         "tests off: not kept: no module's test side was kept (a cold launch keeps none)"

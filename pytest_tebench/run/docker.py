@@ -69,6 +69,7 @@ from pytest_tebench.run.local import DEFAULT_TAIL_LINES
 from pytest_tebench.run.maven import local_repo
 from pytest_tebench.run.maven import toolchains
 from pytest_tebench.run.maven.toolchains import is_maven
+from pytest_tebench.run.maven.warm import cold_argv
 
 #: Mount points inside the container.
 CONTAINER_WORKSPACE = docker_image.CONTAINER_WORKSPACE
@@ -354,6 +355,9 @@ class DockerExecutor:
         (:func:`named_head`), instead of the empty one on ``/tmp``."""
         _, tool_mounts = self._tool_mounts(step)
         argv, step_env = self.step_command(workspace, step, maven_repo)
+        if is_maven(argv):
+            # a cold container: the warm server's switches would only reach the tests
+            argv = cold_argv(argv)
         writable_repo = step.network
         mounts = [
             docker.types.Mount(CONTAINER_WORKSPACE, str(workspace), type="bind", read_only=False),

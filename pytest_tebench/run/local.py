@@ -163,6 +163,8 @@ class LocalExecutor:
             done, cold_why = self._run_warm(workspace, replace(step, argv=argv), java_home)
             if done is not None:
                 return done
+        if toolchains.is_maven(argv):
+            argv = warm.cold_argv(argv)
         result = self._run_cold(workspace, step, argv, env, java_home)
         if self.warm is not None:
             result.extra["warm_jvm"] = f"off: {cold_why}" if cold_why else "off"

@@ -60,6 +60,7 @@ from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven import log as mavenlog
+from pytest_tebench.run.maven.warm import SERVER_SWITCH
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.layout import is_test_path
 
@@ -67,13 +68,17 @@ from pytest_tebench.workspace.layout import is_test_path
 SKIP_MAIN = "-Dmaven.main.skip=true"
 #: Mojos that only write the production tree from the compiled classes (a bundle's manifest):
 #: in a warm server the production launch runs them once and later launches write back what they
-#: wrote (``java/TebenchStoredOutputs.java``; a cold ``mvn`` ignores both switches).
+#: wrote (``java/TebenchStoredOutputs.java``; a cold ``mvn`` is never given the switches:
+#: :func:`~pytest_tebench.run.maven.warm.cold_argv`).
 STORED_OUTPUT_MOJOS = (
     "org.apache.felix:maven-bundle-plugin:manifest",
     "biz.aQute.bnd:bnd-maven-plugin:bnd-process",
 )
-STORE_OUTPUTS = ("-Dtebench.outputs=store", f"-Dtebench.outputs.mojos={','.join(STORED_OUTPUT_MOJOS)}")
-REPLAY_OUTPUTS = "-Dtebench.outputs=replay"
+STORE_OUTPUTS = (
+    f"{SERVER_SWITCH}outputs=store",
+    f"{SERVER_SWITCH}outputs.mojos={','.join(STORED_OUTPUT_MOJOS)}",
+)
+REPLAY_OUTPUTS = f"{SERVER_SWITCH}outputs=replay"
 #: Bumped when what is stored changes: older stored trees are then never used.
 FORMAT = 1
 MANIFEST = "manifest.json"

@@ -65,6 +65,7 @@ from pytest_tebench.run.maven.prebuilt import restore_production
 from pytest_tebench.run.maven.prebuilt import store_whole
 from pytest_tebench.run.maven.prebuilt import untracked_outside_targets
 from pytest_tebench.run.maven.prebuilt import went_away
+from pytest_tebench.run.maven.warm import SERVER_SWITCH
 
 #: The compiler plugin's stale-source mode: only sources newer than their classes are compiled.
 STALE_ONLY = "-Dmaven.compiler.useIncrementalCompilation=false"
@@ -75,7 +76,7 @@ TEST_SIDE = (TEST_CLASSES, GENERATED_TEST_SOURCES, "target/maven-status/maven-co
 _OLD = 1_000_000_000
 #: Has a warm server keep each module's test side, under :data:`SNAPSHOT_DIR`, as the
 #: ``test-compile`` phase left it (a cold ``mvn`` ignores it).
-SNAPSHOT_SWITCH = "-Dtebench.testside=snapshot"
+SNAPSHOT_SWITCH = f"{SERVER_SWITCH}testside=snapshot"
 SNAPSHOT_DIR = "target/tebench-test-side"
 #: Written last into a module's :data:`SNAPSHOT_DIR`: its snapshot is whole.
 SNAPSHOT_DONE = "done"

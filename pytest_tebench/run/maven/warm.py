@@ -110,6 +110,20 @@ _REAPER = str(Path(__file__).parents[1] / "reaper.py")
 _IN_PROCESS = ("-DforkCount=0", "-DforkMode=never")
 
 
+#: How every switch only the warm server reads begins (``-Dtebench.outputs=...`` of
+#: :mod:`~pytest_tebench.run.maven.prebuilt`, ``-Dtebench.testside=...`` of
+#: :mod:`~pytest_tebench.run.maven.prebuilt_tests`). The server takes them out of the build's
+#: properties before any mojo runs; a cold ``mvn`` would hand them to every test JVM as system
+#: properties, so :func:`cold_argv` drops them there.
+SERVER_SWITCH = "-Dtebench."
+
+
+def cold_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """``argv`` as a cold ``mvn`` runs it: without the warm server's own switches (a cold launch
+    has no server to read them, and its tests must not see them)."""
+    return tuple(arg for arg in argv if not arg.startswith(SERVER_SWITCH))
+
+
 def refusal(step: BuildStep, workspace: Path) -> str:
     """Why ``step`` must run in a cold ``mvn`` ("" when it may run warm); ``step`` unexpanded."""
     if not step.warm:
