@@ -97,13 +97,9 @@ def test_a_cold_maven_launch_drops_the_warm_server_s_switches(
     assert given[-2:] == ["-o", "test"]
     assert not [arg for arg in given if arg.startswith("-Dtebench")]
     # a command that is not Maven keeps every argument
-    echo = sh('echo "$@"', name="echo")
-    echo = BuildStep("echo", (*echo.argv, "x", "-Dtebench.outputs=replay"), 30)
-    assert executor_output(fake_jdk, workspace, tmp_path, echo) == "-Dtebench.outputs=replay"
-
-
-def executor_output(fake_jdk: Path, workspace: Path, tmp_path: Path, step: BuildStep) -> str:
-    return LocalExecutor(jdks={17: fake_jdk}).run(workspace, step, maven_repo=tmp_path / "m2").output.strip()
+    echo = BuildStep("echo", ("sh", "-c", 'echo "$@"', "x", "-Dtebench.outputs=replay"), 30)
+    echoed = LocalExecutor(jdks={17: fake_jdk}).run(workspace, echo, maven_repo=tmp_path / "m2")
+    assert echoed.output.strip() == "-Dtebench.outputs=replay"
 
 
 def test_locale_and_time_zone_are_the_image_s_not_the_host_s(
