@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -28,12 +27,12 @@ import pytest
 from pytest_tebench.benchmarks.base import BenchmarkInstance
 from pytest_tebench.benchmarks.base import Prepared
 from pytest_tebench.benchmarks.base import base_record
-from pytest_tebench.benchmarks.base import is_row_id
 from pytest_tebench.dispatch.client import Job
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import TebenchError
 from pytest_tebench.instance.predictions import Prediction
-from pytest_tebench.instance.predictions import missing_prediction
+from pytest_tebench.item_plan import PlannedItem
+from pytest_tebench.item_plan import error_record
 from pytest_tebench.report.properties import record_to_properties
 from pytest_tebench.results import IDENTITY_FIELDS
 from pytest_tebench.roles import TebenchWorker
@@ -51,52 +50,14 @@ class TebenchFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         worker: TebenchWorker = self.config.stash[worker_key]
         try:
-            instances = worker.instances()
-            predictions = worker.predictions()
+            planned = worker.plan()
         except TebenchError as exc:
             raise self.CollectError(str(exc)) from exc
-        if not predictions:
-            raise self.CollectError(f"{worker.options.predictions}: no predictions in this file")
-        by_id: dict[str, BenchmarkInstance] = {}
-        for row in instances:
-            # a later row repeating an id is the adapter's duplicate: the first usable row stands
-            known = by_id.get(row.instance_id)
-            if known is None or (known.problem is not None and row.problem is None):
-                by_id[row.instance_id] = row
-        names: dict[str, int] = {}
-        for lineno, prediction in enumerate(predictions):
-            instance = by_id.get(prediction.instance_id)
-            problem = prediction.problem
-            if problem is None and instance is None:
-                dataset = worker.options.dataset
-                problem = f"unknown instance_id {prediction.instance_id!r} (not in dataset {dataset!r})"
-            if problem is not None:
-                problem = f"{prediction.origin}: {problem}"
-            elif instance is not None and instance.problem is not None:
-                problem = instance.problem
-            yield self._item(names, prediction, instance, problem, lineno)
-        if not worker.options.is_gold and not worker.options.skip_missing:
-            for prediction in _missing(instances, predictions):
-                instance = by_id[prediction.instance_id]
-                # a dataset row no prediction could name (unreadable, no instance_id) is an error
-                # item per model, never dropped unseen
-                yield self._item(names, prediction, instance, instance.problem, len(predictions))
-
-    def _item(
-        self,
-        names: dict[str, int],
-        prediction: Prediction,
-        instance: BenchmarkInstance | None,
-        problem: str | None,
-        lineno: int,
-    ) -> TebenchItem:
-        name = _unique(names, _item_name(prediction, lineno))
-        item = TebenchItem.from_parent(
-            self, name=name, instance=instance, prediction=prediction, problem=problem, lineno=lineno
-        )
-        if instance is not None:
-            _add_markers(self.config, item, instance, prediction)
-        return item
+        for entry in planned:
+            item = TebenchItem.from_parent(self, name=entry.name, planned=entry)
+            if entry.instance is not None:
+                _add_markers(self.config, item, entry.instance, entry.prediction)
+            yield item
 
 
 def _restamped(cached: dict[str, Any], instance: BenchmarkInstance, prediction: Prediction) -> dict[str, Any]:
@@ -115,41 +76,6 @@ def _as_missing(record: dict[str, Any], prediction: Prediction) -> dict[str, Any
         record["status"] = "missing_prediction"
         record["error"] = "the model has no prediction for this instance (scored as empty)"
     return record
-
-
-def _missing(instances: Sequence[BenchmarkInstance], predictions: Sequence[Prediction]) -> list[Prediction]:
-    """A stand-in per (model, valid instance) the file has no evaluable line for.
-
-    A malformed line for an instance does not excuse it: the line is an error item, and the
-    instance still counts for the model, as empty. A dataset row that is no instance at all (its
-    ``<row file:N>`` id, which no prediction can name) gets one too: its item is the row's error.
-    Models in order of first appearance, instances in dataset order.
-    """
-    models = list(dict.fromkeys(p.model_name_or_path for p in predictions if p.model_name_or_path))
-    answered = {(p.model_name_or_path, p.instance_id) for p in predictions if p.problem is None}
-    named = {p.instance_id for p in predictions}
-    return [
-        missing_prediction(instance.instance_id, model)
-        for model in models
-        for instance in instances
-        if (model, instance.instance_id) not in answered
-        and (
-            instance.problem is None
-            or (is_row_id(instance.instance_id) and instance.instance_id not in named)
-        )
-    ]
-
-
-def _item_name(prediction: Prediction, index: int) -> str:
-    instance_id = prediction.instance_id or f"entry{index + 1}"
-    model = prediction.model_name_or_path or "unknown-model"
-    return f"{instance_id}[{model}]"
-
-
-def _unique(names: dict[str, int], name: str) -> str:
-    count = names.get(name, 0) + 1
-    names[name] = count
-    return name if count == 1 else f"{name}#{count}"
 
 
 def _marker_name(text: str) -> str:
@@ -186,20 +112,13 @@ def _with_evidence(record: dict[str, Any], exc: HarnessError) -> dict[str, Any]:
 
 
 class TebenchItem(pytest.Item):
-    def __init__(
-        self,
-        *,
-        instance: BenchmarkInstance | None,
-        prediction: Prediction,
-        problem: str | None,
-        lineno: int,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, *, planned: PlannedItem, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.instance = instance
-        self.prediction = prediction
-        self.problem = problem
-        self.lineno = lineno
+        self.planned = planned
+        self.instance = planned.instance
+        self.prediction = planned.prediction
+        self.problem = planned.problem
+        self.lineno = planned.lineno
 
     # -- phases -------------------------------------------------------------------------
     def setup(self) -> None:
@@ -289,19 +208,7 @@ class TebenchItem(pytest.Item):
         self.user_properties.extend(record_to_properties(record, worker.adapter.junit_properties(record)))
 
     def _error_record(self, message: str, status: str = "error") -> dict[str, Any]:
-        instance = self.instance or BenchmarkInstance(
-            # a line with no readable id is named like its item, minus the model: "entry4"
-            self.prediction.instance_id or self.name.split("[", 1)[0],
-            "unknown",
-            "",
-            (),
-            self.prediction.origin,
-        )
-        record = base_record(instance, self.prediction, status)
-        record["model_name_or_path"] = self.prediction.model_name_or_path or "unknown-model"
-        record["instance_id"] = instance.instance_id
-        record["error"] = message
-        return record
+        return error_record(self.planned, message, status)
 
     def repr_failure(
         self,

@@ -38,6 +38,9 @@ from pytest_tebench.instance.datasets import load_records
 from pytest_tebench.instance.predictions import Prediction
 from pytest_tebench.instance.predictions import gold_predictions
 from pytest_tebench.instance.predictions import load_predictions
+from pytest_tebench.item_plan import PlannedItem
+from pytest_tebench.item_plan import error_record
+from pytest_tebench.item_plan import plan_items
 from pytest_tebench.metrics.outcomes import check_thresholds
 from pytest_tebench.results import ResultCache
 from pytest_tebench.results import result_key
@@ -126,6 +129,37 @@ def check_executor_name(config: pytest.Config, name: str) -> None:
         )
 
 
+def load_instances(options: TebenchOptions, adapter: BenchmarkAdapter) -> list[BenchmarkInstance]:
+    return adapter.load_instances(load_records(options.dataset, split=options.split))
+
+
+def plan_run(
+    options: TebenchOptions, adapter: BenchmarkAdapter, instances: list[BenchmarkInstance]
+) -> list[PlannedItem]:
+    """The items of this run, the same in every process that reads the same files."""
+    predictions: list[Prediction]
+    if options.is_gold:
+        predictions = gold_predictions(
+            (i.instance_id, adapter.gold_patch(i) if i.problem is None else "") for i in instances
+        )
+    else:
+        # a benchmark whose predictions are not one patch a line (RealCodeJava: n samples) reads them itself
+        reader = getattr(adapter, "read_predictions", None)
+        predictions = (
+            reader(Path(options.predictions))
+            if reader is not None
+            else load_predictions(Path(options.predictions))
+        )
+    if not predictions:
+        raise InputError(f"{options.predictions}: no predictions in this file")
+    return plan_items(
+        instances,
+        predictions,
+        dataset=str(options.dataset),
+        with_missing=not options.is_gold and not options.skip_missing,
+    )
+
+
 class TebenchWorker:
     """Role object of a process that runs items."""
 
@@ -155,22 +189,13 @@ class TebenchWorker:
     # -- collection ---------------------------------------------------------------------
     def instances(self) -> list[BenchmarkInstance]:
         if self._instances is None:
-            records = load_records(self.options.dataset, split=self.options.split)
-            self._instances = self.adapter.load_instances(records)
+            self._instances = load_instances(self.options, self.adapter)
         return self._instances
 
-    def predictions(self) -> list[Prediction]:
-        if self.options.is_gold:
-            return gold_predictions(
-                (i.instance_id, self.adapter.gold_patch(i) if i.problem is None else "")
-                for i in self.instances()
-            )
-        # a benchmark whose predictions are not one patch a line (RealCodeJava: n samples) reads them itself
-        reader = getattr(self.adapter, "read_predictions", None)
-        if reader is not None:
-            predictions: list[Prediction] = reader(Path(self.options.predictions))
-            return predictions
-        return load_predictions(Path(self.options.predictions))
+    def plan(self) -> list[PlannedItem]:
+        """This run's items (:mod:`pytest_tebench.item_plan`); raises :class:`TebenchError` when the
+        dataset or the predictions file cannot be read at all."""
+        return plan_run(self.options, self.adapter, self.instances())
 
     # -- running ------------------------------------------------------------------------
     def context(self) -> EvalContext:
@@ -252,6 +277,11 @@ class TebenchController:
             if path is not None:
                 _check_writable(flag, Path(path))
         self.records: dict[str, dict[str, Any]] = {}
+        #: nodeid -> planned item, derived only when a worker crashes (crash_record)
+        self._plan: dict[str, PlannedItem] | None = None
+        #: every nodeid a report came for (a skipped item ran; an item never started did not)
+        self.reported: set[str] = set()
+        self.not_run = 0
         self.summary: dict[str, Any] = {}
         self.threshold_failures: list[str] = []
         self.report_problem: str | None = None
@@ -284,12 +314,44 @@ class TebenchController:
             if reporter is not None:
                 reporter.write_line(f"[tebench image] cannot prepare the Docker image: {exc}", red=True)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """Controller (xdist): a worker died in the middle of ``crashitem`` (killed for memory, a
+        segfault), so no record of it will come. Give its report one, an ``error``: the item stays
+        in the report and its counts as a harness failure instead of vanishing from them."""
+        report.tebench_record = self.crash_record(  # type: ignore[attr-defined]
+            crashitem, str(getattr(report, "longrepr", "") or "its worker crashed")
+        )
+
+    def crash_record(self, nodeid: str, reason: str) -> dict[str, Any]:
+        """The error record of an item whose process died: the plan is derived again here (the
+        controller of an xdist run collects nothing), once, on the first crash."""
+        if self._plan is None:
+            try:
+                instances = load_instances(self.options, self.adapter)
+                self._plan = {
+                    f"{self.options.anchor_nodeid}::{entry.name}": entry
+                    for entry in plan_run(self.options, self.adapter, instances)
+                }
+            except TebenchError:
+                self._plan = {}
+        name = nodeid.rpartition("::")[2]
+        entry = self._plan.get(nodeid) or PlannedItem(
+            name, Prediction(name.split("[", 1)[0], "", "", name), None, None, 0
+        )
+        message = (
+            f"the process evaluating this item died ({reason}): a harness failure, not scored; "
+            "nothing of it was stored, so the next run evaluates it again"
+        )
+        return error_record(entry, message)
+
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Controller: collect records from every report (xdist replays worker reports here).
 
         Keyed by item: one record per submitted line, so a duplicate line never replaces the
         record of the line it duplicates."""
+        self.reported.add(report.nodeid)
         record = getattr(report, "tebench_record", None)
         if isinstance(record, dict):
             self.records[report.nodeid] = record
@@ -314,9 +376,13 @@ class TebenchController:
             return
         if not self.summary:
             self.summary = self.adapter.summarise(self.sorted_records())
-        # Ctrl-C, -x/--maxfail: items were left unrun, and the report says so
-        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(
-            session.shouldstop or session.shouldfail
+        # Ctrl-C, -x/--maxfail, xdist out of worker restarts (which stops without saying so to
+        # the session): items were left unrun, and the report says so and how many
+        self.not_run = max(0, session.testscollected - len(self.reported))
+        interrupted = (
+            exitstatus == pytest.ExitCode.INTERRUPTED
+            or bool(session.shouldstop or session.shouldfail)
+            or self.not_run > 0
         )
         hook = self.config.hook
         try:
@@ -325,6 +391,8 @@ class TebenchController:
             )
             if interrupted:
                 report["interrupted"] = True
+            if self.not_run:
+                report["items_not_run"] = self.not_run
             hook.pytest_tebench_update_json(config=self.config, report=report)
             hook.pytest_tebench_write_reports(config=self.config, report=report)
         except TebenchError as exc:
@@ -346,6 +414,14 @@ class TebenchController:
                 )
             if self.unsandboxed:
                 terminalreporter.write_line(UNSANDBOXED_WARNING, yellow=True, bold=True)
+            if self.not_run:
+                terminalreporter.write_line(
+                    f"tebench: {self.not_run} of {self.not_run + len(self.reported)} items did not run "
+                    "(the run stopped early), so the figures above count only those that did; the "
+                    "same command again runs the rest and reuses every stored result",
+                    yellow=True,
+                    bold=True,
+                )
             if self.options.report is not None and self.report_problem is None:
                 terminalreporter.write_line(f"JSON report: {self.options.report}")
         elif self.options.report is not None:

@@ -138,6 +138,35 @@ def test_duplicate_lines_never_replace_the_scored_record(toy: pytest.Pytester) -
         assert all("duplicate of " in r["error"] and "dup.jsonl:4" in r["error"] for r in duplicates)
 
 
+def test_an_item_whose_worker_dies_is_a_listed_harness_error(toy: pytest.Pytester) -> None:
+    # sloppy's q2 kills its xdist worker mid-item (os._exit, as an out-of-memory kill would)
+    write_jsonl(toy.path / "crash.jsonl", [*ANSWERS[:4], ANSWERS[4] | {"model_patch": "worker-dies"}])
+    result = run(toy, "--tebench-report=r.json", "-n", "2", predictions="crash.jsonl")
+    result.assert_outcomes(passed=4, failed=2)  # the crash, and sloppy's missing q3
+    data = report(toy, "r.json")
+    records = {(r["model_name_or_path"], r["instance_id"]): r for r in data["results"]}
+    assert len(records) == 6  # nothing dropped: the dead worker's item has its record
+    crashed = records[("sloppy", "q2")]
+    assert crashed["status"] == "error" and crashed["origin"] == "crash.jsonl:5"
+    assert crashed["project"] == "algebra"  # the instance's own identity, derived again
+    assert "crashed while running 'crash.jsonl::q2[sloppy]'" in crashed["error"]
+    assert "not scored" in crashed["error"]
+    counts = data["summary"]["sloppy"]["counts"]
+    assert (counts["items"], counts["errors"], counts["scored"]) == (3, 1, 2)
+    assert data["summary"]["sloppy"]["accuracy"] == 0.0  # q1 wrong, q3 missing; q2 not a score
+    assert data["summary"]["good"]["accuracy"] == 1.0
+    assert "crashed while running 'crash.jsonl::q2[sloppy]'" in result.stdout.str()
+    assert "interrupted" not in data  # the dead worker was replaced: every item ran
+    # without a worker to replace it, xdist stops quietly; the report and the summary say so
+    result = run(
+        toy, "--tebench-report=r.json", "-n", "1", "--max-worker-restart=0", predictions="crash.jsonl"
+    )
+    result.assert_outcomes(passed=4, failed=1)  # sloppy's q3, the last item, never ran
+    data = report(toy, "r.json")
+    assert (data["interrupted"], data["items_not_run"], len(data["results"])) == (True, 1, 5)
+    result.stdout.fnmatch_lines(["tebench: 1 of 6 items did not run (the run stopped early)*"])
+
+
 def test_selecting_one_item_by_id_runs_only_that_item(toy: pytest.Pytester) -> None:
     result = run(toy, "run.jsonl::q2[sloppy]")
     result.assert_outcomes(passed=1)
@@ -178,6 +207,7 @@ def test_a_stopped_run_says_so_in_its_report(toy: pytest.Pytester) -> None:
     )
     assert report(toy)["interrupted"] is True
     assert len(report(toy)["results"]) == 2
+    assert report(toy)["items_not_run"] == 1
 
 
 @pytest.mark.parametrize(
