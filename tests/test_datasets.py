@@ -10,6 +10,7 @@ import pytest
 from pytest_tebench.benchmarks.tebench.adapter import TebenchAdapter
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.datasets import load_records
+from pytest_tebench.instance.datasets import write_dataset
 
 ROW = {
     "instance_id": "textkit__abc1234",
@@ -91,6 +92,16 @@ def test_labels_as_json_string(tmp_path: Path) -> None:
     path.write_text(json.dumps({**ROW, "labels": '["missing"]'}) + "\n")
     (instance,) = TebenchAdapter().load_instances(load_records(str(path)))
     assert instance.labels == ("missing",)
+
+
+def test_written_datasets_read_back_with_unicode_line_separators(tmp_path: Path) -> None:
+    # write_dataset leaves U+2028, U+2029 and U+0085 raw; they are no line ends of a JSONL file
+    row = {**ROW, "test_patch": "diff --git a/x b/x\n+\u2028\u2029\x85\n"}
+    path = tmp_path / "d.jsonl"
+    write_dataset([row, {**ROW, "instance_id": "textkit__def5678"}], path)
+    first, second = load_records(str(path))
+    assert (first.problem, first.data, first.origin) == (None, row, f"{path}:1")
+    assert (second.problem, second.origin) == (None, f"{path}:2")
 
 
 def test_missing_file(tmp_path: Path) -> None:

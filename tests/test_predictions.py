@@ -111,3 +111,18 @@ def test_unreadable_files_raise(tmp_path: Path) -> None:
     broken.write_text("[{")
     with pytest.raises(InputError, match=r"broken\.json:1: malformed JSON"):
         load_predictions(broken)
+
+
+def test_unicode_line_separators_inside_a_patch_do_not_split_its_line(tmp_path: Path) -> None:
+    # json.dumps(ensure_ascii=False), as `tebench collect` writes, leaves U+2028, U+2029 and U+0085
+    # raw in a string; only \n, \r\n and \r end a JSONL line
+    patch = DIFF.replace("+b\n", "+b\u2028c\u2029d\x85e\n")
+    lines = [
+        {"instance_id": "a", "model_name_or_path": "m", "model_patch": patch},
+        {"instance_id": "b", "model_name_or_path": "m", "model_patch": DIFF},
+    ]
+    path = tmp_path / "run.jsonl"
+    path.write_bytes("\r\n".join(json.dumps(line, ensure_ascii=False) for line in lines).encode())
+    first, second = load_predictions(path)
+    assert (first.problem, first.patch, first.origin) == (None, patch, f"{path}:1")
+    assert (second.problem, second.instance_id, second.origin) == (None, "b", f"{path}:2")

@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
+from pytest_tebench.instance.jsonl import jsonl_lines
 
 DEMO_DATASET = "demo"
 LOCAL_SUFFIXES = (".jsonl", ".json", ".parquet")
@@ -73,9 +74,7 @@ def _load_jsonl(path: Path) -> list[RawRecord]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read dataset: {exc}", source=str(path)) from exc
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, line in jsonl_lines(text):
         origin = f"{path}:{lineno}"
         try:
             value = json.loads(line)

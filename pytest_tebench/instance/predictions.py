@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tebench.errors import InputError
+from pytest_tebench.instance.jsonl import jsonl_lines
 
 GOLD = "gold"
 
@@ -102,9 +103,7 @@ _Entry = tuple[Any, str, str | None]
 
 
 def _jsonl_entries(text: str, source: str) -> Iterable[_Entry]:
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, line in jsonl_lines(text):
         origin = f"{source}:{lineno}"
         try:
             yield json.loads(line), origin, None

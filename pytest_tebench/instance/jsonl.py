@@ -1,0 +1,21 @@
+"""JSON Lines as the user's files hold them (predictions, datasets).
+
+Shared by the predictions and dataset readers, so a line means the same to both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+# Only these end a line. ``str.splitlines`` also splits at U+2028, U+2029 and U+0085, which
+# ``json.dumps(..., ensure_ascii=False)`` (our own writers too) leaves raw inside a string: a
+# patch holding one would become two malformed lines.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def jsonl_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of every line that is not blank, numbered from 1."""
+    for lineno, line in enumerate(_LINE_END.split(text), start=1):
+        if line.strip():
+            yield lineno, line
