@@ -104,6 +104,18 @@ def test_written_datasets_read_back_with_unicode_line_separators(tmp_path: Path)
     assert (second.problem, second.origin) == (None, f"{path}:2")
 
 
+def test_a_row_nested_too_deeply_is_one_bad_row(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text("[" * 100_000 + "\n" + json.dumps(ROW) + "\n")
+    deep, row = load_records(str(path))
+    assert deep.problem == "malformed JSON: nested too deeply (column 1)"
+    assert (row.problem, row.data) == (None, ROW)
+    as_json = tmp_path / "d.json"
+    as_json.write_text("[" * 100_000)
+    with pytest.raises(InputError, match="nested too deeply"):
+        load_records(str(as_json))
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="dataset file not found"):
         load_records(str(tmp_path / "nope.jsonl"))

@@ -126,3 +126,17 @@ def test_unicode_line_separators_inside_a_patch_do_not_split_its_line(tmp_path: 
     first, second = load_predictions(path)
     assert (first.problem, first.patch, first.origin) == (None, patch, f"{path}:1")
     assert (second.problem, second.instance_id, second.origin) == (None, "b", f"{path}:2")
+
+
+def test_a_line_nested_too_deeply_is_one_bad_entry(tmp_path: Path) -> None:
+    # json.loads recurses per level: a RecursionError must not lose the whole file
+    good = json.dumps({"instance_id": "a", "model_name_or_path": "m", "model_patch": DIFF})
+    path = tmp_path / "run.jsonl"
+    path.write_text("[" * 100_000 + "\n" + good + "\n", encoding="utf-8")
+    deep, only = load_predictions(path)
+    assert (deep.origin, deep.problem) == (f"{path}:1", "malformed JSON: nested too deeply (column 1)")
+    assert (only.problem, only.patch) == (None, DIFF)
+    as_json = tmp_path / "run.json"
+    as_json.write_text("[" * 100_000, encoding="utf-8")
+    with pytest.raises(InputError, match=r"run\.json:1: malformed JSON: nested too deeply"):
+        load_predictions(as_json)

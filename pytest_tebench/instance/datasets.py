@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
+from pytest_tebench.instance.jsonl import decode_json
 from pytest_tebench.instance.jsonl import jsonl_lines
 
 DEMO_DATASET = "demo"
@@ -77,7 +78,7 @@ def _load_jsonl(path: Path) -> list[RawRecord]:
     for lineno, line in jsonl_lines(text):
         origin = f"{path}:{lineno}"
         try:
-            value = json.loads(line)
+            value = decode_json(line)
         except json.JSONDecodeError as exc:
             records.append(RawRecord({}, origin, f"malformed JSON: {exc.msg} (column {exc.colno})"))
             continue
@@ -90,7 +91,7 @@ def _load_jsonl(path: Path) -> list[RawRecord]:
 
 def _load_json(path: Path) -> list[RawRecord]:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = decode_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read dataset: {exc}", source=str(path)) from exc
     rows: list[Any]

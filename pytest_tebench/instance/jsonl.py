@@ -1,12 +1,14 @@
-"""JSON Lines as the user's files hold them (predictions, datasets).
+"""JSON and JSON Lines as the user's files hold them (predictions, datasets): lines, values.
 
 Shared by the predictions and dataset readers, so a line means the same to both.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 # Only these end a line. ``str.splitlines`` also splits at U+2028, U+2029 and U+0085, which
 # ``json.dumps(..., ensure_ascii=False)`` (our own writers too) leaves raw inside a string: a
@@ -19,3 +21,13 @@ def jsonl_lines(text: str) -> Iterator[tuple[int, str]]:
     for lineno, line in enumerate(_LINE_END.split(text), start=1):
         if line.strip():
             yield lineno, line
+
+
+def decode_json(text: str) -> Any:
+    """``json.loads``, with a value nested too deeply for it raised as malformed JSON too."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        # json recurses once per level: a line of a few thousand '[' would otherwise be a
+        # traceback that loses the whole file, not one bad entry
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None

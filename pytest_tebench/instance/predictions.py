@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tebench.errors import InputError
+from pytest_tebench.instance.jsonl import decode_json
 from pytest_tebench.instance.jsonl import jsonl_lines
 
 GOLD = "gold"
@@ -106,14 +107,14 @@ def _jsonl_entries(text: str, source: str) -> Iterable[_Entry]:
     for lineno, line in jsonl_lines(text):
         origin = f"{source}:{lineno}"
         try:
-            yield json.loads(line), origin, None
+            yield decode_json(line), origin, None
         except json.JSONDecodeError as exc:
             yield None, origin, f"malformed JSON: {exc.msg} (column {exc.colno})"
 
 
 def _json_entries(text: str, source: str) -> list[_Entry]:
     try:
-        value = json.loads(text)
+        value = decode_json(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON: {exc.msg}", source=source, line=exc.lineno) from exc
     if isinstance(value, list):
