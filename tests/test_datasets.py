@@ -116,6 +116,15 @@ def test_a_row_nested_too_deeply_is_one_bad_row(tmp_path: Path) -> None:
         load_records(str(as_json))
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_byte_order_mark_is_not_part_of_the_first_row(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"d{suffix}"
+    text = json.dumps(ROW) + "\n" if suffix == ".jsonl" else json.dumps([ROW])
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (only,) = load_records(str(path))
+    assert (only.problem, only.data) == (None, ROW)
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="dataset file not found"):
         load_records(str(tmp_path / "nope.jsonl"))

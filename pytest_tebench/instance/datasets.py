@@ -72,7 +72,8 @@ def load_records(spec: str, *, split: str = "test") -> list[RawRecord]:
 def _load_jsonl(path: Path) -> list[RawRecord]:
     records: list[RawRecord] = []
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig, as for predictions: a BOM from a Windows editor would make row 1 malformed
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read dataset: {exc}", source=str(path)) from exc
     for lineno, line in jsonl_lines(text):
@@ -91,7 +92,7 @@ def _load_jsonl(path: Path) -> list[RawRecord]:
 
 def _load_json(path: Path) -> list[RawRecord]:
     try:
-        value = decode_json(path.read_text(encoding="utf-8"))
+        value = decode_json(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read dataset: {exc}", source=str(path)) from exc
     rows: list[Any]
