@@ -125,6 +125,22 @@ def test_a_byte_order_mark_is_not_part_of_the_first_row(tmp_path: Path, suffix: 
     assert (only.problem, only.data) == (None, ROW)
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_lone_surrogate_escape_is_one_bad_row(tmp_path: Path, suffix: str) -> None:
+    # valid JSON, but no item name, file or report can hold "\ud800"
+    rows = [{**ROW, "test_patch": "+\ud800\n"}, ROW]
+    path = tmp_path / f"d{suffix}"
+    path.write_text(
+        "".join(json.dumps(row) + "\n" for row in rows) if suffix == ".jsonl" else json.dumps(rows)
+    )
+    bad, good = load_records(str(path))
+    assert (bad.problem, bad.data) == (
+        "field 'test_patch' is not valid Unicode (a lone surrogate escape like \\ud800)",
+        {},
+    )
+    assert (good.problem, good.data) == (None, ROW)
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="dataset file not found"):
         load_records(str(tmp_path / "nope.jsonl"))

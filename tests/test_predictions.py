@@ -140,3 +140,27 @@ def test_a_line_nested_too_deeply_is_one_bad_entry(tmp_path: Path) -> None:
     as_json.write_text("[" * 100_000, encoding="utf-8")
     with pytest.raises(InputError, match=r"run\.json:1: malformed JSON: nested too deeply"):
         load_predictions(as_json)
+
+
+def test_a_lone_surrogate_escape_is_one_bad_entry(tmp_path: Path) -> None:
+    # "\ud800" is valid JSON but no UTF-8 file, report or PYTEST_CURRENT_TEST can hold it
+    good = {"instance_id": "a", "model_name_or_path": "m", "model_patch": DIFF}
+    bad = [
+        {**good, "model_name_or_path": "m\ud800"},
+        {**good, "instance_id": "\udfff"},
+        {**good, "model_patch": DIFF + "+\ud800\n"},
+    ]
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in [*bad, good]), encoding="utf-8")
+    *rejected, only = load_predictions(path)
+    assert [p.problem for p in rejected] == [
+        f"field {name!r} is not valid Unicode (a lone surrogate escape like \\ud800)"
+        for name in ("model_name_or_path", "instance_id", "model_patch")
+    ]
+    assert all((p.instance_id, p.model_name_or_path) == ("", "") for p in rejected)
+    assert (only.problem, only.patch) == (None, DIFF)
+    as_json = tmp_path / "run.json"
+    as_json.write_text(json.dumps({"a": {"model_name_or_path": "m\ud800"}, "b": good}), encoding="utf-8")
+    first, second = load_predictions(as_json)
+    assert first.problem is not None and "not valid Unicode" in first.problem
+    assert (second.problem, second.instance_id) == (None, "a")

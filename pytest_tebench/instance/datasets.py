@@ -17,6 +17,7 @@ from typing import Any
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.jsonl import decode_json
+from pytest_tebench.instance.jsonl import invalid_unicode
 from pytest_tebench.instance.jsonl import jsonl_lines
 
 DEMO_DATASET = "demo"
@@ -86,7 +87,8 @@ def _load_jsonl(path: Path) -> list[RawRecord]:
         if not isinstance(value, dict):
             records.append(RawRecord({}, origin, "a line must hold a JSON object"))
             continue
-        records.append(RawRecord(value, origin))
+        problem = invalid_unicode(value)
+        records.append(RawRecord(value, origin) if problem is None else RawRecord({}, origin, problem))
     return records
 
 
@@ -106,12 +108,12 @@ def _load_json(path: Path) -> list[RawRecord]:
         ]
     else:
         raise InputError("a JSON dataset must be a list of objects or an id-keyed object", source=str(path))
-    return [
-        RawRecord(row, f"{path}[{index}]")
-        if isinstance(row, dict)
-        else RawRecord({}, f"{path}[{index}]", "an entry must be a JSON object")
-        for index, row in enumerate(rows)
-    ]
+    records: list[RawRecord] = []
+    for index, row in enumerate(rows):
+        origin = f"{path}[{index}]"
+        problem = invalid_unicode(row) if isinstance(row, dict) else "an entry must be a JSON object"
+        records.append(RawRecord(row, origin) if problem is None else RawRecord({}, origin, problem))
+    return records
 
 
 def _load_parquet(path: Path) -> list[RawRecord]:

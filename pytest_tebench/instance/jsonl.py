@@ -31,3 +31,16 @@ def decode_json(text: str) -> Any:
         # json recurses once per level: a line of a few thousand '[' would otherwise be a
         # traceback that loses the whole file, not one bad entry
         raise json.JSONDecodeError("nested too deeply", text, 0) from None
+
+
+def invalid_unicode(value: Any) -> str | None:
+    """Why a decoded entry cannot be used, None when it can: JSON's ``\\ud800`` escape decodes
+    to a lone surrogate, which no file, report or environment variable (pytest's
+    ``PYTEST_CURRENT_TEST``) can hold, so the entry's item would crash far from its line."""
+    for key, item in value.items() if isinstance(value, dict) else [(None, value)]:
+        try:
+            json.dumps([key, item], ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            where = "the entry" if key is None else f"field {key!r}"
+            return f"{where} is not valid Unicode (a lone surrogate escape like \\ud800)"
+    return None

@@ -21,6 +21,7 @@ from typing import Any
 
 from pytest_tebench.errors import InputError
 from pytest_tebench.instance.jsonl import decode_json
+from pytest_tebench.instance.jsonl import invalid_unicode
 from pytest_tebench.instance.jsonl import jsonl_lines
 
 GOLD = "gold"
@@ -84,8 +85,8 @@ def load_predictions(path: Path) -> list[Prediction]:
 
 def read_entries(path: Path) -> list[tuple[Any, str, str | None]]:
     """The raw entries of a ``.jsonl``/``.json`` predictions file: ``(value, origin, problem)``,
-    ``problem`` set for a line that is not JSON. Benchmarks with their own entry format (RealCodeJava's
-    samples) build their predictions from these."""
+    ``problem`` set for a line that is not JSON or not valid Unicode. Benchmarks with their own
+    entry format (RealCodeJava's samples) build their predictions from these."""
     if not path.is_file():
         raise InputError("predictions file not found", source=str(path))
     try:
@@ -107,9 +108,11 @@ def _jsonl_entries(text: str, source: str) -> Iterable[_Entry]:
     for lineno, line in jsonl_lines(text):
         origin = f"{source}:{lineno}"
         try:
-            yield decode_json(line), origin, None
+            value = decode_json(line)
         except json.JSONDecodeError as exc:
             yield None, origin, f"malformed JSON: {exc.msg} (column {exc.colno})"
+            continue
+        yield value, origin, invalid_unicode(value)
 
 
 def _json_entries(text: str, source: str) -> list[_Entry]:
@@ -118,14 +121,14 @@ def _json_entries(text: str, source: str) -> list[_Entry]:
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON: {exc.msg}", source=source, line=exc.lineno) from exc
     if isinstance(value, list):
-        return [(item, f"{source}[{index}]", None) for index, item in enumerate(value)]
+        return [(item, f"{source}[{index}]", invalid_unicode(item)) for index, item in enumerate(value)]
     if isinstance(value, dict):
         entries: list[_Entry] = []
         for key, item in value.items():
             keyed = (
                 {"instance_id": key, **item} if isinstance(item, dict) and "instance_id" not in item else item
             )
-            entries.append((keyed, f"{source}[{key!r}]", None))
+            entries.append((keyed, f"{source}[{key!r}]", invalid_unicode(keyed)))
         return entries
     raise InputError("a JSON predictions file must hold a list or an id-keyed object", source=source)
 
