@@ -85,7 +85,15 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_html_report(config)
     options = options_from_config(config)
     config.stash[options_key] = options
-    _collect_anchor(config, anchor_path(options), Path(options.predictions))
+    try:
+        anchor = anchor_path(options)
+    except OSError as exc:
+        # the first write into the cache: a cache dir that is a file or read-only is the user's
+        # option, not an INTERNALERROR
+        raise pytest.UsageError(
+            f"--tebench-cache-dir: cannot write to {options.cache_dir}: {exc.strerror}"
+        ) from None
+    _collect_anchor(config, anchor, Path(options.predictions))
     is_worker = hasattr(config, "workerinput")
     # xdist turns -n N>0 into a --dist mode before configure; it does not distribute --collect-only
     uses_xdist = config.getoption("dist", default="no") != "no" and not config.getoption("collectonly")

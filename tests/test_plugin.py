@@ -274,6 +274,14 @@ def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*--tebench-predictions: nope.jsonl: file not found*"])
 
 
+def test_a_cache_dir_that_cannot_be_written_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    not_a_dir = pytester.path / "cache"
+    not_a_dir.write_text("")
+    result = pytester.runpytest("--tebench-predictions=gold", f"--tebench-cache-dir={not_a_dir}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--tebench-cache-dir: cannot write to {not_a_dir}: Not a directory*"])
+
+
 @pytest.mark.parametrize(
     ("option", "message"),
     [
