@@ -141,6 +141,16 @@ def test_a_lone_surrogate_escape_is_one_bad_row(tmp_path: Path, suffix: str) -> 
     assert (good.problem, good.data) == (None, ROW)
 
 
+def test_a_byte_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(
+        json.dumps(ROW).encode() + b"\n\n" + json.dumps(ROW).encode().replace(b"textkit", b"t\xff")
+    )
+    with pytest.raises(InputError) as raised:
+        load_records(str(path))
+    assert str(raised.value) == f"{path}:3: cannot read dataset: not UTF-8 (invalid start byte 0xff)"
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="dataset file not found"):
         load_records(str(tmp_path / "nope.jsonl"))

@@ -164,3 +164,14 @@ def test_a_lone_surrogate_escape_is_one_bad_entry(tmp_path: Path) -> None:
     first, second = load_predictions(as_json)
     assert first.problem is not None and "not valid Unicode" in first.problem
     assert (second.problem, second.instance_id) == (None, "a")
+
+
+def test_a_byte_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
+    good = json.dumps({"instance_id": "a", "model_name_or_path": "m", "model_patch": DIFF}).encode()
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(good + b"\n" + good.replace(b'"m"', b'"m\xe9"') + b"\n")
+    with pytest.raises(InputError) as raised:
+        load_predictions(path)
+    assert (
+        str(raised.value) == f"{path}:2: cannot read predictions: not UTF-8 (invalid continuation byte 0xe9)"
+    )

@@ -19,6 +19,7 @@ from pytest_tebench.errors import InputError
 from pytest_tebench.instance.jsonl import decode_json
 from pytest_tebench.instance.jsonl import invalid_unicode
 from pytest_tebench.instance.jsonl import jsonl_lines
+from pytest_tebench.instance.jsonl import read_text
 
 DEMO_DATASET = "demo"
 LOCAL_SUFFIXES = (".jsonl", ".json", ".parquet")
@@ -72,11 +73,7 @@ def load_records(spec: str, *, split: str = "test") -> list[RawRecord]:
 
 def _load_jsonl(path: Path) -> list[RawRecord]:
     records: list[RawRecord] = []
-    try:
-        # utf-8-sig, as for predictions: a BOM from a Windows editor would make row 1 malformed
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read dataset: {exc}", source=str(path)) from exc
+    text = read_text(path, "dataset")
     for lineno, line in jsonl_lines(text):
         origin = f"{path}:{lineno}"
         try:
@@ -94,8 +91,8 @@ def _load_jsonl(path: Path) -> list[RawRecord]:
 
 def _load_json(path: Path) -> list[RawRecord]:
     try:
-        value = decode_json(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        value = decode_json(read_text(path, "dataset"))
+    except json.JSONDecodeError as exc:
         raise InputError(f"cannot read dataset: {exc}", source=str(path)) from exc
     rows: list[Any]
     if isinstance(value, list):

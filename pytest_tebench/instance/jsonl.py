@@ -1,4 +1,4 @@
-"""JSON and JSON Lines as the user's files hold them (predictions, datasets): lines, values.
+"""JSON and JSON Lines as the user's files hold them (predictions, datasets): text, lines, values.
 
 Shared by the predictions and dataset readers, so a line means the same to both.
 """
@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+from pytest_tebench.errors import InputError
 
 # Only these end a line. ``str.splitlines`` also splits at U+2028, U+2029 and U+0085, which
 # ``json.dumps(..., ensure_ascii=False)`` (our own writers too) leaves raw inside a string: a
@@ -44,3 +47,23 @@ def invalid_unicode(value: Any) -> str | None:
             where = "the entry" if key is None else f"field {key!r}"
             return f"{where} is not valid Unicode (a lone surrogate escape like \\ud800)"
     return None
+
+
+def read_text(path: Path, what: str) -> str:
+    """The text of a UTF-8 file; a byte order mark (Windows editors write one) is not part of it.
+
+    Raises :class:`InputError` naming the file, and for a byte that is not UTF-8 its line: a
+    byte offset alone leaves the user counting bytes in a file of patches."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc}", source=str(path)) from exc
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"cannot read {what}: not UTF-8 ({exc.reason} 0x{data[exc.start]:02x})",
+            source=str(path),
+            line=line,
+        ) from exc

@@ -23,6 +23,7 @@ from pytest_tebench.errors import InputError
 from pytest_tebench.instance.jsonl import decode_json
 from pytest_tebench.instance.jsonl import invalid_unicode
 from pytest_tebench.instance.jsonl import jsonl_lines
+from pytest_tebench.instance.jsonl import read_text
 
 GOLD = "gold"
 
@@ -89,11 +90,7 @@ def read_entries(path: Path) -> list[tuple[Any, str, str | None]]:
     entry format (RealCodeJava's samples) build their predictions from these."""
     if not path.is_file():
         raise InputError("predictions file not found", source=str(path))
-    try:
-        # utf-8-sig: editors on Windows write a BOM, which would make the first line malformed JSON
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read predictions: {exc}", source=str(path)) from exc
+    text = read_text(path, "predictions")
     if path.suffix == ".jsonl":
         return list(_jsonl_entries(text, str(path)))
     if path.suffix == ".json":
