@@ -121,6 +121,49 @@ def test_symlinks_submodules_and_escaping_paths_are_refused(ws: Workspace, tmp_p
     _main_untouched(ws)
 
 
+# a hunk that only fuzz places (the changed line moved, the outermost context differs): with it in
+# the patch, git refuses the whole patch and GNU patch applies it, index-line modes included
+DRIFTED = (
+    f"--- a/{TEST}\n+++ b/{TEST}\n@@ -1,6 +1,6 @@\n     // line three\n     // line 5\n"
+    "-    // line 6\n+    // line six\n     // line 7\n     // line eight\n"
+)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "new file mode 120644\n",
+        "new file mode 0120000\n",
+        "new file mode 120000 x\n",
+        "new file mode +120000\n",
+        "new file mode 100644\nindex 0000000..e69de29 120000\n",
+        "new file mode 040000\n",
+    ],
+    ids=["type-bits", "leading-zero", "trailing-word", "plus-sign", "index-line", "directory"],
+)
+def test_a_link_in_any_spelling_is_refused(ws: Workspace, tmp_path: Path, header: str) -> None:
+    # git reads modes with strtoul and keeps the file type (120644 is a link); GNU patch takes an
+    # `index` line's mode as the file's
+    link = "src/test/resources/escape"
+    patch = DRIFTED + (
+        f"diff --git a/{link} b/{link}\n{header}--- /dev/null\n+++ b/{link}\n"
+        f"@@ -0,0 +1 @@\n+{tmp_path}\n\\ No newline at end of file\n"
+    )
+    applied = ws.commit_prediction(patch)
+    assert [(r.path, r.kind) for r in applied.refused] == [(link, FORBIDDEN)]
+    assert applied.method == "fuzzy" and "line six" in (ws.read("prediction", TEST) or "")
+    assert not os.path.lexists(ws.path / link)
+    assert "120000" not in git_text(ws.path, "ls-tree", "-r", "prediction")
+
+
+def test_modes_are_read_as_git_reads_them() -> None:
+    from pytest_tebench.workspace.patches import git_mode
+
+    assert [git_mode(m) for m in ("100644", "100664", "0100755", "120777", " 160000\t", "12x", "0")] == [
+        "100644", "100644", "100755", "120000", "160000", "12x", "0",
+    ]  # fmt: skip
+
+
 def test_test_platform_configuration_is_refused_unless_non_test_edits_are_allowed(ws: Workspace) -> None:
     services = "src/test/resources/META-INF/services/org.junit.jupiter.api.extension.Extension"
     patch = (

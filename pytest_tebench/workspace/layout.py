@@ -11,7 +11,8 @@ test tree (test sources and test resources) and nothing else. Three kinds of pie
   ``--tebench-allow-non-test-edits`` applies them.
 * ``forbidden``: what could reach outside the workspace or change how git or the build reads
   the tree, even from inside the test tree: symbolic links and submodules (modes ``120000``,
-  ``160000``), paths that are absolute, contain ``..``, ``.git`` or a backslash, and
+  ``160000``, in any spelling git reads as one, ``index`` lines included) and any mode that is
+  not a regular file's, paths that are absolute, contain ``..``, ``.git`` or a backslash, and
   ``.gitattributes``/``.gitmodules`` files. Never applied, whatever the options.
 * ``test-platform``: test resources the test framework reads as its own configuration:
   ``junit-platform.properties`` (it can switch on extension auto-detection or deactivate
@@ -37,6 +38,8 @@ FORBIDDEN = "forbidden"
 TEST_PLATFORM = "test-platform"
 
 _SPECIAL_MODES = {"120000": "a symbolic link", "160000": "a submodule (gitlink)"}
+#: Modes of regular files as the parser gives them (git's own spelling, :func:`~.patches.git_mode`).
+_REGULAR_MODES = frozenset({"100644", "100755"})
 _GIT_FILES = frozenset({".gitattributes", ".gitmodules"})
 #: Service interfaces whose registrations reprogram the test run or the JVM.
 _PLATFORM_SERVICE_PREFIXES = (
@@ -123,6 +126,9 @@ class MavenLayout:
         for mode in piece.modes:
             if mode in _SPECIAL_MODES:
                 return Refusal(piece.path, FORBIDDEN, f"creates {_SPECIAL_MODES[mode]}")
+            if mode not in _REGULAR_MODES:
+                # git and GNU patch read some modes no model means (a file type they guess)
+                return Refusal(piece.path, FORBIDDEN, f"an unusual file mode {mode!r}")
         if piece.dialect == "context":
             # never applied; outside files are listed as such, test files make the patch fail
             if not all(self.is_test_path(p) for p in piece.paths):

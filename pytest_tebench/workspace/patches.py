@@ -40,6 +40,10 @@ _GIT_HEADER = re.compile(r"^diff --git (?P<a>\"(?:[^\"\\]|\\.)*\"|\S+) (?P<b>\"(
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _CONTEXT_SEPARATOR = "***************"
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
+#: A mode as git's ``strtoul(..., 8)`` reads it: octal digits, then white space or the end.
+_MODE = re.compile(r"\+?([0-7]{1,7})(?:[ \t\n\v\f\r]|$)")
+#: ``index <old>..<new> <mode>``: the mode of a file whose mode does not change.
+_INDEX_MODE = re.compile(r"^index [^.]*\.\.\S* +(\S.*)$")
 #: Lines of git's extended header that carry meaning; any other line ends the header.
 _EXTENDED = (
     "old mode ",
@@ -125,9 +129,12 @@ class FilePatch:
     text: str
     #: ``git`` (a ``diff --git`` section), ``unified`` (plain ``---``/``+++``) or ``context``.
     dialect: str = "git"
-    #: File modes from the extended header (``"100644"``, ``"120000"`` = symlink, ``"160000"`` = submodule).
+    #: File modes from the extended header as git reads them (:func:`git_mode`: ``"100644"``,
+    #: ``"120000"`` = symlink, ``"160000"`` = submodule).
     old_mode: str = ""
     new_mode: str = ""
+    #: The mode an ``index`` line names: GNU ``patch`` takes it as both sides' mode, git as the old one.
+    index_mode: str = ""
     hunks: tuple[Hunk, ...] = ()
     #: Hunks whose ``@@`` counts did not match their bodies (recounted).
     recounted: int = 0
@@ -142,7 +149,7 @@ class FilePatch:
 
     @property
     def modes(self) -> tuple[str, ...]:
-        return tuple(m for m in (self.old_mode, self.new_mode) if m)
+        return tuple(m for m in (self.old_mode, self.new_mode, self.index_mode) if m)
 
 
 @dataclass
@@ -161,6 +168,7 @@ class _Section:
     binary: str = ""
     old_mode: str = ""
     new_mode: str = ""
+    index_mode: str = ""
     has_file_lines: bool = False
     hunks: list[Hunk] = field(default_factory=list)
     binary_lines: list[str] = field(default_factory=list)
@@ -266,11 +274,14 @@ class _Reader:
         section.header.append(line + "\n")
         for prefix, attribute in (("old mode ", "old_mode"), ("new mode ", "new_mode")):
             if line.startswith(prefix):
-                setattr(section, attribute, line[len(prefix) :].strip())
+                setattr(section, attribute, git_mode(line[len(prefix) :]))
+        index = _INDEX_MODE.match(line)
+        if index:
+            section.index_mode = git_mode(index[1])
         if line.startswith("new file mode "):
-            section.status, section.new_mode = "added", line[len("new file mode ") :].strip()
+            section.status, section.new_mode = "added", git_mode(line[len("new file mode ") :])
         elif line.startswith("deleted file mode "):
-            section.status, section.old_mode = "deleted", line[len("deleted file mode ") :].strip()
+            section.status, section.old_mode = "deleted", git_mode(line[len("deleted file mode ") :])
         elif line.startswith(("rename from ", "copy from ")):
             section.status = "renamed" if line.startswith("rename") else "copied"
             self._agree(section, "old", _unquote(line.split(" ", 2)[2]))
@@ -417,6 +428,7 @@ class _Reader:
             dialect=section.dialect,
             old_mode=section.old_mode,
             new_mode=section.new_mode,
+            index_mode=section.index_mode,
             hunks=tuple(section.hunks),
             recounted=section.recounted,
         )
@@ -434,6 +446,7 @@ def _with_text(piece: FilePatch, text: str) -> FilePatch:
         dialect=piece.dialect,
         old_mode=piece.old_mode,
         new_mode=piece.new_mode,
+        index_mode=piece.index_mode,
         hunks=piece.hunks,
         recounted=piece.recounted,
     )
@@ -457,6 +470,26 @@ def render(files: Iterable[FilePatch]) -> str:
 
 
 join_patch = render
+
+
+def git_mode(value: str) -> str:
+    """A mode line's value as git reads it: ``strtoul`` in octal (leading white space, ``+``,
+    leading zeros and anything after a space are accepted), then the file type, so ``120644``,
+    ``0120000`` and ``120000 x`` are all the symbolic link ``120000`` (``canon_mode``).
+
+    A value git would not read as a regular file, a link or a gitlink comes back as it was, for
+    the caller to refuse.
+    """
+    match = _MODE.match(value.lstrip(" \t\n\v\f\r"))
+    if not match:
+        return value.strip()
+    number = int(match[1], 8)
+    kind = number & 0o170000
+    if kind == 0o100000:
+        return "100755" if number & 0o100 else "100644"
+    if kind in (0o120000, 0o160000):
+        return f"{kind:o}"
+    return value.strip()
 
 
 def _is_binary_marker(line: str) -> bool:
