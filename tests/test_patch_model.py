@@ -164,6 +164,21 @@ def test_modes_are_read_as_git_reads_them() -> None:
     ]  # fmt: skip
 
 
+def test_git_sections_name_the_files_git_writes_without_a_b_prefixes(ws: Workspace) -> None:
+    # git and `patch -p1` drop the first component of a `diff --git` path whatever it is: without
+    # a/ and b/, src/test/java/p/New.java is written as test/java/p/New.java, outside the test tree
+    new = "src/test/java/p/New.java"
+    patch = f"diff --git {new} {new}\nnew file mode 100644\n--- /dev/null\n+++ {new}\n@@ -0,0 +1 @@\n+x\n"
+    applied = ws.commit_prediction(TEST_EDIT + patch)
+    assert [(r.path, r.kind) for r in applied.refused] == [("test/java/p/New.java", OUTSIDE)]
+    assert git_text(ws.path, "ls-tree", "-r", "--name-only", "prediction").split() == sorted([MAIN, TEST])
+    # any first component goes, in the ---/+++ lines too; a path without one names no file for git
+    (piece,) = parse_patch(f"diff --git x/{TEST} y/{TEST}\n--- x/{TEST}\n+++ y/{TEST}\n@@ -6 +6 @@\n-a\n+b\n")
+    assert (piece.old_path, piece.new_path) == (TEST, TEST)
+    with pytest.raises(PatchFormatError, match="no leading directory"):
+        parse_patch("diff --git New.java New.java\nnew file mode 100644\n")
+
+
 def test_test_platform_configuration_is_refused_unless_non_test_edits_are_allowed(ws: Workspace) -> None:
     services = "src/test/resources/META-INF/services/org.junit.jupiter.api.extension.Extension"
     patch = (

@@ -266,9 +266,19 @@ class _Reader:
         match = _GIT_HEADER.match(line.rstrip("\r\n"))
         if not match:
             raise PatchFormatError(f"line {self.index + 1}: unreadable 'diff --git' header: {line.strip()!r}")
-        a, b = _strip_prefix(_unquote(match["a"])), _strip_prefix(_unquote(match["b"]))
+        a, b = self._git_path(_unquote(match["a"])), self._git_path(_unquote(match["b"]))
         self.current = _Section("git", [line], self.index + 1, git_paths=(a, b), old_path=a, new_path=b)
         self.index += 1
+
+    def _git_path(self, path: str) -> str:
+        """A path of a ``diff --git`` section as git and ``patch -p1`` read it: the first component
+        goes, whatever it is (``src/test/X`` without ``a/`` is ``test/X``), since the raw header
+        lines are passed on and the path judged must be the one they write."""
+        if "/" not in path:
+            raise PatchFormatError(
+                f"line {self.index + 1}: {path!r} has no leading directory (a/, b/) for git to drop"
+            )
+        return path.split("/", 1)[1]
 
     def _extended(self, section: _Section, line: str) -> None:
         section.header.append(line + "\n")
@@ -320,9 +330,9 @@ class _Reader:
         new, new_null = _header_path(new_line[4:])
         if section.dialect == "git":
             if not old_null:
-                self._agree(section, "old", old)
+                self._agree(section, "old", self._git_path(_header_value(old_line[4:])))
             if not new_null:
-                self._agree(section, "new", new)
+                self._agree(section, "new", self._git_path(_header_value(new_line[4:])))
             contradiction = (old_null and new_null) or (
                 section.status not in ("modified", "added") if old_null else
                 section.status not in ("modified", "deleted") if new_null else False
@@ -508,12 +518,18 @@ def _is_base85(line: str) -> bool:
 
 def _header_path(value: str) -> tuple[str, bool]:
     """``(path without a/ or b/, is /dev/null)`` of a ``---``/``+++``/``***`` header's value."""
+    path = _header_value(value)
+    if path == "/dev/null":
+        return "", True
+    return _strip_prefix(path), False
+
+
+def _header_value(value: str) -> str:
+    """The path a ``---``/``+++``/``***`` header's value names, unquoted, prefix and all."""
     value = value.rstrip("\r\n")
     if not value.startswith('"'):
         value = value.split("\t", 1)[0].rstrip()
-    if value == "/dev/null":
-        return "", True
-    return _strip_prefix(_unquote(value)), False
+    return value if value == "/dev/null" else _unquote(value)
 
 
 def _common_tail(old: str, new: str) -> tuple[str, str]:
