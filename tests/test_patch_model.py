@@ -253,6 +253,26 @@ def test_crlf_patches_are_read_like_lf_ones() -> None:
     assert piece.hunks[0].lines[1] == "-    // line 6\r\n"  # content keeps its line ends
 
 
+def test_lines_end_only_at_newlines(ws: Workspace) -> None:
+    # a form feed, U+2028 or a lone CR is part of a source line for git; str.splitlines ended the
+    # line there, so the rest of the hunk was cut off and dropped as prose
+    patch = TEST_EDIT.replace(
+        "+    // line six\n", '+    // line six\x0c\n+    String s = "\u2028\r";\n'
+    ).replace("@@ -5,3 +5,3 @@", "@@ -5,3 +5,4 @@")
+    applied = ws.commit_prediction(patch)
+    assert applied.method == "git-apply" and applied.details["recounted_hunks"] == 0
+    expected = TEST_V1.replace("    // line 6\n", '    // line six\x0c\n    String s = "\u2028\r";\n')
+    assert ws.read("prediction", TEST) == expected
+
+
+def test_an_empty_context_line_of_a_crlf_patch_may_lack_its_space() -> None:
+    # as in an LF patch: the blank line is context, not the end of the hunk
+    text = f"--- a/{TEST}\r\n+++ b/{TEST}\r\n@@ -1,3 +1,3 @@\r\n a\r\n\r\n-b\r\n+c\r\n"
+    (piece,) = parse_patch(text)
+    assert piece.hunks[0].lines == (" a\r\n", " \r\n", "-b\r\n", "+c\r\n")
+    assert piece.recounted == 0
+
+
 def test_diff_r_prefixes_are_dropped() -> None:
     text = f"diff -ruN old/{TEST} new/{TEST}\n--- old/{TEST}\t2024-01-01\n+++ new/{TEST}\t2024-01-02\n@@ -6 +6 @@\n-a\n+b\n"
     (piece,) = parse_patch(text)

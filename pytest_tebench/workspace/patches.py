@@ -182,7 +182,15 @@ def parse_patch(text: str) -> list[FilePatch]:
     any file header, when a section's headers contradict each other, or when the text ends
     inside a hunk (a truncated patch).
     """
-    return _Reader(text.splitlines(keepends=True), cut=bool(text) and not text.endswith("\n")).read()
+    return _Reader(_lines(text), cut=bool(text) and not text.endswith("\n")).read()
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of ``text`` as git and ``patch`` read them: only ``\\n`` ends one (``splitlines``
+    also ends lines at ``\\r``, form feeds, ``\\x1c``-``\\x1e``, ``\\x85`` and U+2028/U+2029,
+    which source lines may contain)."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 class _Reader:
@@ -379,8 +387,8 @@ class _Reader:
                 body.append(current)
                 old_left -= current[:1] in " -"
                 new_left -= current[:1] in " +"
-            elif current == "\n" and not satisfied:
-                body.append(" \n")  # models drop the space of an empty context line
+            elif current in ("\n", "\r\n") and not satisfied:
+                body.append(" " + current)  # models drop the space of an empty context line
                 old_left -= 1
                 new_left -= 1
             else:
