@@ -240,6 +240,21 @@ def test_changed_line_numbers_unquote_paths_and_read_renames() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        (TEST_EDIT.replace("@@ -5,3", "@@ -" + "5" * 5000 + ",3"), "unreadable hunk header"),
+        (TEST_EDIT.replace("line six", "line \udc80"), "line 7: the patch is not UTF-8"),
+        (TEST_EDIT.replace(f"b/{TEST}\n", f"b/{TEST}\ud800\n"), "line 1: the patch is not UTF-8"),
+    ],
+    ids=["huge-number", "surrogate-content", "surrogate-path"],
+)
+def test_text_no_git_could_read_is_a_reported_error(ws: Workspace, patch: str, message: str) -> None:
+    # it raised ValueError (int() of 5,000 digits) or UnicodeEncodeError: a crash, not a result
+    with pytest.raises(PatchDoesNotApply, match=message):
+        ws.commit_prediction(patch)
+
+
 def test_a_file_header_without_hunks_or_paths_is_an_error() -> None:
     with pytest.raises(PatchFormatError, match="without hunks"):
         parse_patch(f"--- a/{TEST}\n+++ b/{TEST}\nsome prose\n")

@@ -37,7 +37,8 @@ from dataclasses import field
 from pytest_tebench.errors import PredictionError
 
 _GIT_HEADER = re.compile(r"^diff --git (?P<a>\"(?:[^\"\\]|\\.)*\"|\S+) (?P<b>\"(?:[^\"\\]|\\.)*\"|\S+)$")
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
+#: ASCII digits, as git reads them, and few enough for int() (it refuses 4,300 digits and more).
+_HUNK = re.compile(r"^@@ -([0-9]{1,12})(?:,([0-9]{1,12}))? \+([0-9]{1,12})(?:,([0-9]{1,12}))? @@(.*)$")
 _CONTEXT_SEPARATOR = "***************"
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 #: A mode as git's ``strtoul(..., 8)`` reads it: octal digits, then white space or the end.
@@ -179,9 +180,15 @@ def parse_patch(text: str) -> list[FilePatch]:
     """Split ``text`` into :class:`FilePatch` values, in order; see the module docstring.
 
     Raises :class:`PatchFormatError` when no file header can be found, when a hunk comes before
-    any file header, when a section's headers contradict each other, or when the text ends
-    inside a hunk (a truncated patch).
+    any file header, when a section's headers contradict each other, when the text ends
+    inside a hunk (a truncated patch) or is not UTF-8 (lone surrogates).
     """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # lone surrogates (a JSON "\\udc80"): no bytes to give git, so no diff
+        line = text.count("\n", 0, exc.start) + 1
+        raise PatchFormatError(f"line {line}: the patch is not UTF-8 text ({exc.reason})") from None
     return _Reader(_lines(text), cut=bool(text) and not text.endswith("\n")).read()
 
 
