@@ -295,6 +295,14 @@ def test_diff_r_prefixes_are_dropped() -> None:
     assert piece.text.startswith(f"--- a/{TEST}\n+++ b/{TEST}\n")
 
 
+def test_a_timestamp_after_a_space_is_not_part_of_the_path() -> None:
+    # git drops it as it drops one after a tab; kept, it named a file no one has
+    stamp = "2024-01-01 10:00:00.000000000 +0000"
+    (piece,) = parse_patch(f"--- a/{TEST} {stamp}\n+++ b/{TEST} {stamp}\n@@ -6 +6 @@\n-a\n+b\n")
+    assert (piece.old_path, piece.new_path) == (TEST, TEST)
+    assert piece.text.startswith(f"--- a/{TEST}\n+++ b/{TEST}\n")
+
+
 @pytest.mark.parametrize(
     ("path", "mode", "kind"),
     [

@@ -41,6 +41,11 @@ _GIT_HEADER = re.compile(r"^diff --git (?P<a>\"(?:[^\"\\]|\\.)*\"|\S+) (?P<b>\"(
 _HUNK = re.compile(r"^@@ -([0-9]{1,12})(?:,([0-9]{1,12}))? \+([0-9]{1,12})(?:,([0-9]{1,12}))? @@(.*)$")
 _CONTEXT_SEPARATOR = "***************"
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
+#: A ``diff -u`` timestamp after a path and a space instead of a tab, which git also drops.
+_SPACED_TIMESTAMP = re.compile(
+    r" +(?:[0-9]{2})?[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
+    r"(?: [+-][0-9]{2}:?[0-9]{2})?$"
+)
 #: A mode as git's ``strtoul(..., 8)`` reads it: octal digits, then white space or the end.
 _MODE = re.compile(r"\+?([0-7]{1,7})(?:[ \t\n\v\f\r]|$)")
 #: ``index <old>..<new> <mode>``: the mode of a file whose mode does not change.
@@ -543,7 +548,7 @@ def _header_value(value: str) -> str:
     """The path a ``---``/``+++``/``***`` header's value names, unquoted, prefix and all."""
     value = value.rstrip("\r\n")
     if not value.startswith('"'):
-        value = value.split("\t", 1)[0].rstrip()
+        value = _SPACED_TIMESTAMP.sub("", value.split("\t", 1)[0]).rstrip()
     return value if value == "/dev/null" else _unquote(value)
 
 
