@@ -29,6 +29,7 @@ from pytest_tebench.benchmarks.swebench.official_images import PHASE_REPOSITORY
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.run import docker_image
 from pytest_tebench.run.docker import DockerExecutor
+from pytest_tebench.run.docker_warm import CLEAN
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
@@ -40,6 +41,8 @@ from pytest_tebench.run.maven.dist import DEFAULT_MAVEN
 from pytest_tebench.run.maven.dist import maven_tools
 from pytest_tebench.run.maven.steps import mvn_program
 from pytest_tebench.run.maven.toolchains import TOOLCHAINS_DIR
+from pytest_tebench.run.oom import CONTAINER_OOM
+from pytest_tebench.run.oom import oom_kill_count
 
 pytestmark = pytest.mark.docker
 
@@ -329,7 +332,19 @@ def test_memory_limit_kills_a_hog(make_executor: Any, workspace: Path, maven_rep
     # Fill the RAM-backed /tmp beyond the memory limit: tmpfs pages count against the cgroup.
     result = _run(executor, workspace, maven_repo, "dd", "if=/dev/zero", "of=/tmp/fill", "bs=1M", "count=512")
     assert result.exit_code != 0
-    assert result.extra.get("oom_killed") == "true" or result.exit_code == 137
+    assert result.extra.get(CONTAINER_OOM) == "true" or result.exit_code == 137
+
+
+def test_the_warm_container_s_cleanup_reads_its_cap_kills(docker_client: Any, image: str) -> None:
+    # a process of the container killed at its cap, the server (pid 1 here) alive: the cleanup
+    # after each warm build prints the cgroup's own count, which Docker's OOMKilled shows only
+    # once the container has exited
+    script = 'head -c 300m /dev/zero | tail >/dev/null; sh -c "$0" sh 1'
+    output = docker_client.containers.run(
+        image, ["sh", "-c", script, CLEAN], remove=True, mem_limit="64m", memswap_limit="64m",
+        user="1000:1000", network_mode="none",
+    )  # fmt: skip
+    assert oom_kill_count(output.decode()) == 1
 
 
 # --------------------------------------------------------------------------- cleanup
@@ -361,6 +376,7 @@ def test_cleanup_stale_removes_containers_of_a_killed_process(
         f"""
         from pathlib import Path
         from pytest_tebench.run.docker import DockerExecutor
+from pytest_tebench.run.docker_warm import CLEAN
         from pytest_tebench.run.executor import BuildStep
         executor = DockerExecutor({image!r}, run_id={run_id!r})
         step = BuildStep("hang", ("sleep", "300"), timeout=600)
@@ -415,6 +431,7 @@ def test_cleanup_stale_removes_transient_images_of_a_killed_process_only(
         import docker
         from pytest_tebench.run import leftovers
         from pytest_tebench.run.docker import DockerExecutor
+from pytest_tebench.run.docker_warm import CLEAN
         from pytest_tebench.run.executor import BuildStep
         executor = DockerExecutor({image!r}, run_id={tag!r})
         step = BuildStep("install", ("true",), timeout=60)

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_tebench.benchmarks.tebench.gold_run import _raise_for_harness
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.errors import UnsupportedEnvironment
+from pytest_tebench.run import oom
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.maven.jacoco import EXEC_FILE
@@ -155,6 +158,87 @@ def test_crashed_test_jvm_fails_unreported_tests(workspace: Path, settings: RunS
     assert run.outcomes[B].status == ERROR and run.outcomes[B].message.startswith("test JVM crashed: ")
     # No execution data was written: coverage is missing, and says why.
     assert run.coverage is None and run.coverage_error.startswith("no JaCoCo execution data")
+
+
+CRASH_LOG = "[ERROR] ExecutionException The forked VM terminated without properly saying goodbye. VM crash or System.exit called?\n"
+
+
+@pytest.fixture
+def vmstat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The kernel's OOM kill counter, as this machine's ``/proc/vmstat`` would show it."""
+    path = tmp_path / "vmstat"
+    path.write_text("nr_free_pages 1000\noom_kill 5\n", encoding="ascii")
+    monkeypatch.setattr(oom, "VMSTAT", path)
+    return path
+
+
+def killed_for_memory(vmstat: Path, code: int, log: str, **extra: str) -> Handler:
+    """A test launch during which the kernel killed a process for memory (A reported, B not)."""
+
+    def launch(ws: Path, step: BuildStep) -> StepResult:
+        write_report(ws, "a")
+        vmstat.write_text("nr_free_pages 3\noom_kill 6\n", encoding="ascii")
+        return replace(result(step, code, log), extra=dict(extra))
+
+    return launch
+
+
+def test_a_build_that_died_while_the_machine_ran_out_of_memory_is_the_harness_s(
+    workspace: Path, settings: RunSettings, vmstat: Path
+) -> None:
+    # a crashed test JVM (exit 1), and Surefire 2.x's crash inside a build that goes on (exit 0)
+    for code in (1, 0):
+        executor = ScriptedExecutor({"compile+test": killed_for_memory(vmstat, code, CRASH_LOG)})
+        run = run_selection(executor, workspace, [A, B], settings)
+        assert run.harness_failed, run.status  # not a failing test of the prediction's
+        assert "the kernel killed 1 process on this machine for want of memory" in run.error
+        assert "run fewer workers" in run.error
+        assert run.outcomes[B].status == NOT_RUN  # never judged
+        vmstat.write_text("oom_kill 5\n", encoding="ascii")
+
+
+def test_a_kill_elsewhere_never_touches_a_build_that_finished(
+    workspace: Path, settings: RunSettings, vmstat: Path
+) -> None:
+    def launch(ws: Path, step: BuildStep) -> StepResult:
+        write_report(ws, "a", "b")
+        vmstat.write_text("oom_kill 9\n", encoding="ascii")  # another worker's build, say
+        return result(step)
+
+    run = run_selection(ScriptedExecutor({"compile+test": launch}), workspace, [A, B], settings)
+    assert run.status == "ok" and run.all_passed and not run.reached_memory_cap
+
+
+def test_a_build_at_the_sandbox_s_memory_cap_is_judged_and_says_so(
+    workspace: Path, settings: RunSettings, vmstat: Path
+) -> None:
+    handler = killed_for_memory(vmstat, 1, CRASH_LOG, **{oom.CONTAINER_OOM: "true"})
+    run = run_selection(ScriptedExecutor({"compile+test": handler}), workspace, [A, B], settings)
+    # the tests' doing (gold's build fits in the sandbox): judged as it ran, the cap named
+    assert run.status == "ok" and run.reached_memory_cap
+    assert run.outcomes[B].status == ERROR and oom.CAP_NOTE in run.outcomes[B].message
+    # gold's build at the cap is the environment's limit, never an invalid instance
+    with pytest.raises(UnsupportedEnvironment, match=r"memory cap.*--tebench-docker-memory gives"):
+        _raise_for_harness(run, "gold build on V0", {})
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("nr_free_pages 3\noom_kill 12\nnr_foo 1\n", 12),  # /proc/vmstat
+        ("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n", 1),  # cgroup v1 memory.oom_control
+        ("low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\noom_group_kill 0\n", 2),  # cgroup v2 memory.events
+        ("oom_kill_disable 0\n", None),  # a kernel older than 4.13
+    ],
+)
+def test_oom_kill_counts_are_read_from_each_kernel_file(text: str, count: int | None) -> None:
+    assert oom.oom_kill_count(text) == count
+
+
+def test_no_counter_no_evidence(tmp_path: Path) -> None:
+    assert oom.machine_oom_kills(tmp_path / "absent") is None
+    step = StepResult("test", ("mvn",), 1, False, 1.0)
+    assert oom.counting_oom_kills(lambda: step, tmp_path / "absent") is step
 
 
 def test_agent_in_environment_and_report_failure(workspace: Path, settings: RunSettings) -> None:

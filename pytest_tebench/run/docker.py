@@ -70,6 +70,7 @@ from pytest_tebench.run.maven import local_repo
 from pytest_tebench.run.maven import toolchains
 from pytest_tebench.run.maven.toolchains import is_maven
 from pytest_tebench.run.maven.warm import cold_argv
+from pytest_tebench.run.oom import CONTAINER_OOM
 
 #: Mount points inside the container.
 CONTAINER_WORKSPACE = docker_image.CONTAINER_WORKSPACE
@@ -480,7 +481,7 @@ class DockerExecutor:
                 inspect(container)
             container.reload()
             if container.attrs.get("State", {}).get("OOMKilled"):
-                extra["oom_killed"] = "true"
+                extra[CONTAINER_OOM] = "true"
             raw = container.logs(stdout=True, stderr=True, tail=self.tail_lines)
             output = raw.decode("utf-8", errors="replace")
             if timed_out:

@@ -60,6 +60,9 @@ from pytest_tebench.run.leftovers import owner_tag
 from pytest_tebench.run.leftovers import tag_owner_gone
 from pytest_tebench.run.maven import warm
 from pytest_tebench.run.maven.jvm_config import jvm_config
+from pytest_tebench.run.oom import CGROUP_OOM_KILLS
+from pytest_tebench.run.oom import CONTAINER_OOM
+from pytest_tebench.run.oom import oom_kill_count
 
 #: A stage's name: this prefix, :func:`~pytest_tebench.run.leftovers.owner_tag`, a random part.
 STAGE_PREFIX = ".tebench-stage-"
@@ -76,9 +79,12 @@ COMPILE_JDK = 17
 SETUP_TIMEOUT = 300.0
 #: Run after each build (``sh -c CLEAN sh <server pid>``, as the build's user): kill every
 #: process but init, the server and this shell until none is left (zombies are init's to reap),
-#: then empty ``/tmp`` and ``$HOME``. Exit 3: processes kept coming back.
-CLEAN = r"""
-server=$1
+#: then empty ``/tmp`` and ``$HOME``. Exit 3: processes kept coming back. It prints the
+#: container cgroup's OOM kill count first (``ContainerServer.oom_kills``: the builds at its cap).
+CLEAN = (
+    "\nserver=$1\n"
+    + CGROUP_OOM_KILLS
+    + r"""
 round=0
 while :; do
   left=0
@@ -98,6 +104,7 @@ done
 rm -rf /tmp/* /tmp/.[!.]* /tmp/..?* "$HOME"/* "$HOME"/.[!.]* "$HOME"/..?* 2>/dev/null
 exit 0
 """
+)
 #: Prints the pids of init's children but this shell: right after the start, the server alone.
 CHILDREN = r"""
 for d in /proc/[0-9]*; do
@@ -211,6 +218,8 @@ class ContainerServer(warm.WarmServer):
         self.user = str(spec["user"])
         self.pid = ""
         self.stopped = False
+        #: OOM kills at this container's memory cap so far (its cgroup's count, read after each build)
+        self.oom_kills = 0
         self.attached: Any = None
         self.socket: Any = None
         try:
@@ -268,7 +277,10 @@ class ContainerServer(warm.WarmServer):
     def clear_leftovers(self) -> bool:
         if not self.pid:
             return False
-        code, _ = self._exec(CLEAN, self.pid)
+        code, output = self._exec(CLEAN, self.pid)
+        # the container's own count of OOM kills, read first: the builds so far reached its cap
+        # this many times (its processes are not ours to judge by the machine's count alone)
+        self.oom_kills = oom_kill_count(output) or self.oom_kills
         return code == 0
 
     def _exec(self, script: str, *args: str) -> tuple[int, str]:
@@ -361,9 +373,11 @@ class WarmDockerExecutor(DockerExecutor):
             restore = self._hand_over(workspace, maven_repo, step, head)
             server.stage.enter(workspace)
             try:
+                oom_kills = server.oom_kills
                 code, outcome = server.build(text, nonce, clock, tail.append, counted=is_build)
                 # a container that cannot be cleaned goes, as a cold step's always does
                 keep = outcome == "" and server.clear_leftovers()
+                capped = server.oom_kills > oom_kills
             finally:
                 if not keep:
                     server.stop(graceful=False)  # nothing of this build may go on running
@@ -394,6 +408,7 @@ class WarmDockerExecutor(DockerExecutor):
                 **({"maven": argv[0]} if is_build else {}),
                 "container": str(server.container.name),
                 "warm_jvm": "started" if fresh else "reused",
+                **({CONTAINER_OOM: "true"} if capped else {}),
             },
         ), ""
 
