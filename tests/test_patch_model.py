@@ -17,10 +17,12 @@ from pytest_tebench.workspace.checkout import PatchDoesNotApply
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.checkout import changed_line_numbers
 from pytest_tebench.workspace.checkout import fuzz_limit
+from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_text
 from pytest_tebench.workspace.layout import FORBIDDEN
 from pytest_tebench.workspace.layout import OUTSIDE
 from pytest_tebench.workspace.layout import TEST_PLATFORM
+from pytest_tebench.workspace.patches import FilePatch
 from pytest_tebench.workspace.patches import PatchFormatError
 from pytest_tebench.workspace.patches import parse_patch
 
@@ -154,6 +156,137 @@ def test_a_link_in_any_spelling_is_refused(ws: Workspace, tmp_path: Path, header
     assert applied.method == "fuzzy" and "line six" in (ws.read("prediction", TEST) or "")
     assert not os.path.lexists(ws.path / link)
     assert "120000" not in git_text(ws.path, "ls-tree", "-r", "prediction")
+
+
+LINK = "src/test/resources/data.txt"  # a symbolic link to real.txt in V-0.5
+LINKED_DIR = "src/test/resources/sources"  # a symbolic link to ../../main/java in V-0.5
+SUBMODULE = "src/test/lib"
+NO_EOL = "\\ No newline at end of file\n"
+RETARGET = f"--- a/{LINK}\n+++ b/{LINK}\n@@ -1 +1 @@\n-real.txt\n{NO_EOL}+/etc/passwd\n{NO_EOL}"
+
+
+@pytest.fixture
+def linked_ws(make_history: Callable[[str], History], tmp_path: Path) -> Workspace:
+    h = make_history("linked")
+    (h.path / "src/test/resources").mkdir(parents=True)
+    os.symlink("real.txt", h.path / LINK)
+    os.symlink("../../main/java", h.path / LINKED_DIR)
+    (h.path / SUBMODULE).mkdir()
+    git(h.path, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},{SUBMODULE}")
+    h.commit(
+        {MAIN: "class A { int f() { return 1; } }\n", TEST: TEST_V1, "src/test/resources/real.txt": "x\n"}
+    )
+    h.commit({MAIN: MAIN_V0})
+    v1, v0 = h.commits
+    row = h.instance_row(v1, v0, instance_id="linked__1", repo="me/linked", labels=["stale"])
+    return Workspace.create(h.path, v1, str(row["source_patch"]), parent=tmp_path / "ws")
+
+
+def _links_untouched(ws: Workspace) -> None:
+    # the prediction's tree differs from V-0.5's in regular files only, and in TEST
+    changed = git_text(ws.path, "diff-tree", "-r", "v-0.5", "prediction").splitlines()
+    assert not [line for line in changed if "120000" in line or "160000" in line]
+    assert os.readlink(ws.path / LINK) == "real.txt"
+    assert "line six" in (ws.read("prediction", TEST) or "")
+
+
+@pytest.mark.parametrize(
+    ("patch", "refused", "reason"),
+    [
+        (RETARGET, LINK, "symbolic link in V-0.5"),
+        (f"diff --git a/{LINK} b/{LINK}\n" + RETARGET, LINK, "symbolic link in V-0.5"),
+        (
+            f"diff --git a/{LINK} b/src/test/resources/copy.txt\nsimilarity index 100%\n"
+            f"copy from {LINK}\ncopy to src/test/resources/copy.txt\n",
+            LINK,
+            "symbolic link in V-0.5",
+        ),
+        (
+            f"diff --git a/src/test/resources/real.txt b/{LINK}\nsimilarity index 100%\n"
+            f"rename from src/test/resources/real.txt\nrename to {LINK}\n",
+            LINK,
+            "symbolic link in V-0.5",
+        ),
+        (
+            # the file goes, then the link takes its name
+            "diff --git a/src/test/resources/real.txt b/src/test/resources/real.txt\n"
+            "deleted file mode 100644\n--- a/src/test/resources/real.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+            f"diff --git a/{LINK} b/src/test/resources/real.txt\nsimilarity index 100%\n"
+            f"rename from {LINK}\nrename to src/test/resources/real.txt\n",
+            LINK,
+            "symbolic link in V-0.5",
+        ),
+        (
+            f"--- /dev/null\n+++ b/{LINKED_DIR}/p/B.java\n@@ -0,0 +1 @@\n+class B {{}}\n",
+            f"{LINKED_DIR}/p/B.java",
+            f"beneath a symbolic link of V-0.5 ({LINKED_DIR})",
+        ),
+        (
+            f"--- a/{SUBMODULE}\n+++ b/{SUBMODULE}\n@@ -1 +1 @@\n-Subproject commit {'1' * 40}\n"
+            f"+Subproject commit {'2' * 40}\n",
+            SUBMODULE,
+            "submodule (gitlink) in V-0.5",
+        ),
+    ],
+    ids=["retarget", "retarget-git", "copy", "rename-onto", "delete-then-rename", "beneath", "submodule"],
+)
+def test_a_link_or_submodule_of_v05_is_never_touched(
+    linked_ws: Workspace, patch: str, refused: str, reason: str
+) -> None:
+    # a plain hunk on a link V-0.5 already has changes its target: git keeps it as the content
+    applied = linked_ws.commit_prediction(TEST_EDIT + patch)
+    assert [(r.path, r.kind) for r in applied.refused] == [(refused, FORBIDDEN)]
+    assert reason in applied.refused[0].reason
+    _links_untouched(linked_ws)
+    assert not (linked_ws.path / "src/main/java/p/B.java").exists()
+
+
+@pytest.mark.parametrize(
+    ("patch", "refused", "reason"),
+    [
+        (TEST_EDIT + RETARGET, LINK, "changes a symbolic link of V-0.5"),
+        (
+            TEST_EDIT + f"diff --git a/{LINK} b/src/test/resources/copy.txt\nsimilarity index 100%\n"
+            f"copy from {LINK}\ncopy to src/test/resources/copy.txt\n",
+            "src/test/resources/copy.txt",
+            "creates a symbolic link",
+        ),
+        (
+            TEST_EDIT + f"diff --git a/{LINK} b/src/test/resources/moved\nsimilarity index 100%\n"
+            f"rename from {LINK}\nrename to src/test/resources/moved\n",
+            "src/test/resources/moved",
+            "changes a symbolic link of V-0.5",
+        ),
+    ],
+    ids=["retarget", "copy", "rename"],
+)
+def test_the_tree_a_prediction_leaves_changes_no_link(
+    linked_ws: Workspace, monkeypatch: pytest.MonkeyPatch, patch: str, refused: str, reason: str
+) -> None:
+    # with the decision before applying blinded, the tree after it still refuses the piece, and
+    # the rest of the prediction is applied without it
+    from pytest_tebench.workspace import layout
+
+    monkeypatch.setattr(layout, "linked_path_reason", lambda path, links: "", raising=False)
+    applied = linked_ws.commit_prediction(patch)
+    assert [(r.path, r.kind, r.reason) for r in applied.refused] == [(refused, FORBIDDEN, reason)]
+    assert applied.applied_files == (TEST,)
+    _links_untouched(linked_ws)
+
+
+def test_a_link_no_piece_names_makes_the_prediction_not_applied(
+    linked_ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    apply = Workspace._apply_with_fallbacks
+
+    def apply_and_plant(self: Workspace, files: list[FilePatch], details: dict[str, int]) -> str:
+        os.symlink("/etc", self.path / "src/test/resources/planted")
+        return apply(self, files, details)
+
+    monkeypatch.setattr(Workspace, "_apply_with_fallbacks", apply_and_plant)
+    with pytest.raises(PatchDoesNotApply, match="planted: creates a symbolic link, and no piece"):
+        linked_ws.commit_prediction(TEST_EDIT)
+    assert git_text(linked_ws.path, "status", "--porcelain") == ""
 
 
 def test_modes_are_read_as_git_reads_them() -> None:

@@ -28,9 +28,11 @@ from pytest_tebench.errors import PredictionError
 from pytest_tebench.workspace.gitcmd import GitError
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_text
+from pytest_tebench.workspace.layout import FORBIDDEN
 from pytest_tebench.workspace.layout import MAVEN
 from pytest_tebench.workspace.layout import OUTSIDE
 from pytest_tebench.workspace.layout import Refusal
+from pytest_tebench.workspace.layout import link_change_reason
 from pytest_tebench.workspace.patches import FilePatch
 from pytest_tebench.workspace.patches import PatchFormatError
 from pytest_tebench.workspace.patches import parse_patch
@@ -198,17 +200,20 @@ class Workspace:
         (:meth:`~pytest_tebench.workspace.layout.MavenLayout.refusal`) and only the accepted
         pieces, as the parser renders them, reach ``git apply`` or ``patch``. Raises
         :class:`PatchDoesNotApply` (a model failure) when the patch is not a diff or no method
-        applies it.
+        applies it. Links and submodules stay as V-0.5 has them: pieces that touch one are
+        refused, and so are those whose application changed one all the same (then the others
+        are applied again without them).
         """
         self.checkout("v-0.5")
         try:
             files = parse_patch(patch)
         except PatchFormatError as exc:
             raise PatchDoesNotApply(str(exc)) from exc
+        links = self._links("v-0.5")
         to_apply: list[FilePatch] = []
         refused: list[Refusal] = []
         for piece in files:
-            refusal = MAVEN.refusal(piece, allow_non_test_edits=allow_non_test_edits)
+            refusal = MAVEN.refusal(piece, allow_non_test_edits=allow_non_test_edits, links=links)
             if refusal is None:
                 to_apply.append(piece)
             else:
@@ -225,14 +230,61 @@ class Workspace:
                 + ", ".join(broken)
                 + "; produce the patch with `git diff --binary`"
             )
-        details = {"recounted_hunks": sum(f.recounted for f in to_apply)}
-        method = self._apply_with_fallbacks(to_apply, details) if to_apply else "none"
+        method, details = self._apply_pieces(to_apply)
+        # whatever the route (git, 3-way, patch) and the pieces' headers, the tree decides: a
+        # link's target is its content to git, and a copy or rename carries a link's mode along
+        while changed := self._link_changes("v-0.5"):
+            dropped = [f for f in to_apply if changed.keys() & set(f.paths)]
+            if not dropped:
+                self.checkout("v-0.5")
+                path, reason = next(iter(changed.items()))
+                raise PatchDoesNotApply(f"{path}: {reason}, and no piece of the prediction names it")
+            refused += [
+                Refusal(f.path, FORBIDDEN, next(changed[p] for p in f.paths if p in changed)) for f in dropped
+            ]
+            to_apply = [f for f in to_apply if f not in dropped]
+            self.checkout("v-0.5")
+            method, details = self._apply_pieces(to_apply)
         commit = self._commit_all("prediction", tag="prediction")
         return AppliedPrediction(
             commit, method, touched, tuple(f.path for f in to_apply), tuple(refused), details
         )
 
     # -- internals ----------------------------------------------------------------------
+    def _apply_pieces(self, files: list[FilePatch]) -> tuple[str, dict[str, int]]:
+        details = {"recounted_hunks": sum(f.recounted for f in files)}
+        return (self._apply_with_fallbacks(files, details) if files else "none"), details
+
+    def _links(self, rev: str) -> dict[str, str]:
+        """``{path: mode}`` of the symbolic links and submodules of ``rev``."""
+        raw = git(self.path, "ls-tree", "-r", "-z", "--full-tree", rev).stdout.decode(
+            "utf-8", errors="surrogateescape"
+        )
+        entries = (entry.split("\t", 1) for entry in raw.split("\0") if entry)
+        # "<mode> <type> <sha>\t<path>"
+        return {path: meta[:6] for meta, path in entries if meta.startswith(("120000 ", "160000 "))}
+
+    def _link_changes(self, base: str) -> dict[str, str]:
+        """``{path: why}`` for every entry of the work tree (staged) that differs from ``base``
+        in a way :func:`~pytest_tebench.workspace.layout.link_change_reason` refuses."""
+        self._stage_all()
+        raw = git(self.path, "diff-index", "--cached", "-r", "-z", "--no-renames", base).stdout.decode(
+            "utf-8", errors="surrogateescape"
+        )
+        fields = raw.split("\0")
+        changed: dict[str, str] = {}
+        # ":<old mode> <new mode> <old sha> <new sha> <status>", then the path
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            old_mode, new_mode = meta.lstrip(":").split(" ")[:2]
+            reason = link_change_reason(old_mode, new_mode)
+            if reason:
+                changed[path] = reason
+        return changed
+
+    def _stage_all(self) -> None:
+        # --force: a patch may add a file the project's .gitignore matches; build output stays out
+        git(self.path, "add", "--all", "--force", "--", ".", ":(exclude,glob)**/target/**")
+
     def _apply_exact(self, patch: str, *, three_way: bool) -> str:
         args = ["apply", "-v", "--binary", "--whitespace=nowarn"] + (["--3way"] if three_way else []) + ["-"]
         return git(self.path, *args, input=patch.encode("utf-8")).stderr.decode("utf-8", errors="replace")
@@ -284,8 +336,7 @@ class Workspace:
         return result.stdout.decode("utf-8", errors="replace")
 
     def _commit_all(self, message: str, *, tag: str) -> str:
-        # --force: a patch may add a file the project's .gitignore matches; build output stays out
-        git(self.path, "add", "--all", "--force", "--", ".", ":(exclude,glob)**/target/**")
+        self._stage_all()
         git(self.path, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", message)
         git(self.path, "tag", "--force", tag)
         return self.rev("HEAD")

@@ -13,7 +13,10 @@ test tree (test sources and test resources) and nothing else. Three kinds of pie
   the tree, even from inside the test tree: symbolic links and submodules (modes ``120000``,
   ``160000``, in any spelling git reads as one, ``index`` lines included) and any mode that is
   not a regular file's, paths that are absolute, contain ``..``, ``.git`` or a backslash, and
-  ``.gitattributes``/``.gitmodules`` files. Never applied, whatever the options.
+  ``.gitattributes``/``.gitmodules`` files; also a file that is a link or submodule of the tree the
+  prediction is applied to, or lies beneath one (:func:`linked_path_reason`: git reads a plain
+  hunk on a link as a new target). Never applied, whatever the options. The same holds for the
+  tree the prediction leaves (:func:`link_change_reason`), whichever way the pieces were applied.
 * ``test-platform``: test resources the test framework reads as its own configuration:
   ``junit-platform.properties`` (it can switch on extension auto-detection or deactivate
   conditions) and ``META-INF/services`` registrations of JUnit, TestNG, Surefire or JDK service
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -117,8 +121,11 @@ class MavenLayout:
         """A Java source of production code: under ``src/main`` and not under ``src/test``."""
         return path.endswith(".java") and self.is_main_path(path) and not self.is_test_path(path)
 
-    def refusal(self, piece: FilePatch, *, allow_non_test_edits: bool = False) -> Refusal | None:
-        """Why ``piece`` may not be applied as part of a prediction, or None when it may."""
+    def refusal(
+        self, piece: FilePatch, *, allow_non_test_edits: bool = False, links: Mapping[str, str] | None = None
+    ) -> Refusal | None:
+        """Why ``piece`` may not be applied as part of a prediction, or None when it may;
+        ``links``: the links and submodules (``{path: mode}``) of the tree it is applied to."""
         for path in piece.paths:
             unsafe = unsafe_path_reason(path)
             if unsafe:
@@ -129,6 +136,10 @@ class MavenLayout:
             if mode not in _REGULAR_MODES:
                 # git and GNU patch read some modes no model means (a file type they guess)
                 return Refusal(piece.path, FORBIDDEN, f"an unusual file mode {mode!r}")
+        for path in piece.paths:
+            linked = linked_path_reason(path, links or {})
+            if linked:
+                return Refusal(path, FORBIDDEN, linked)
         if piece.dialect == "context":
             # never applied; outside files are listed as such, test files make the patch fail
             if not all(self.is_test_path(p) for p in piece.paths):
@@ -175,6 +186,32 @@ def unsafe_path_reason(path: str) -> str:
         return "a path inside .git"
     if parts[-1] in _GIT_FILES:
         return f"a {parts[-1]} file (changes how git reads the tree)"
+    return ""
+
+
+def linked_path_reason(path: str, links: Mapping[str, str]) -> str:
+    """Why a piece may not touch ``path`` of V-0.5, whose links and submodules are ``links``
+    (``{path: mode}``): a hunk without any mode line on a link changes where it points (git keeps
+    a link's target as its content), a copy or rename of one makes another, and a file beneath one
+    lies wherever it points."""
+    if path in links:
+        return f"{_SPECIAL_MODES[links[path]]} in V-0.5 (its content is what it points to)"
+    parts = path.split("/")
+    for end in range(1, len(parts)):
+        parent = "/".join(parts[:end])
+        if parent in links:
+            return f"beneath {_SPECIAL_MODES[links[parent]]} of V-0.5 ({parent})"
+    return ""
+
+
+def link_change_reason(old_mode: str, new_mode: str) -> str:
+    """Why a prediction may not leave this change of a tree entry (git's modes in V-0.5 and after
+    it, ``000000`` where absent), or "": no link or submodule is created, retargeted, removed or
+    turned into a file, or a file into one."""
+    if old_mode in _SPECIAL_MODES:
+        return f"changes {_SPECIAL_MODES[old_mode]} of V-0.5"
+    if new_mode in _SPECIAL_MODES:
+        return f"creates {_SPECIAL_MODES[new_mode]}"
     return ""
 
 
