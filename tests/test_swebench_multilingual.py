@@ -183,6 +183,25 @@ def test_links_and_submodules_are_refused_in_every_language() -> None:
     assert [(r.path, r.rule) for r in found] == [("src/lib.c", "link")]
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        "index 0000000..e69de29 120000\n",
+        "new file mode 100644\nindex 0000000..e69de29 120000\n",
+        "old mode 120000\nnew mode 100644\n",
+        "deleted file mode 160000\n",
+    ],
+    ids=["index-line", "index-line-after-new-file", "from-a-link", "deleted-submodule"],
+)
+def test_a_link_in_any_mode_line_is_refused(header: str) -> None:
+    # GNU patch, the official harness's fallback after git apply, takes an index line's mode as the file's
+    patch = (
+        f"diff --git a/src/lib.c b/src/lib.c\n{header}--- a/src/lib.c\n+++ b/src/lib.c\n@@ -1 +1 @@\n-a\n+b\n"
+    )
+    found = runner_files.refusals(patch, "", "c")
+    assert [(r.path, r.rule) for r in found] == [("src/lib.c", "link")]
+
+
 def test_where_a_multilingual_row_runs_and_the_build_hook() -> None:
     assert where.decide("projectlombok/lombok", "java", "build") == where.Decision(
         "unsupported", "projectlombok/lombok (java): " + where.NOT_BUILT_BECAUSE["projectlombok/lombok"]

@@ -13,7 +13,8 @@ Rules (each :class:`~pytest_tebench.integrity.paths.Refusal` names its rule):
     ``.cargo/config``, the JavaScript runners' configurations, PHPUnit's, RSpec's and the C
     repositories' test drivers;
 ``link``
-    a symbolic link or a submodule (``120000``/``160000`` in the diff).
+    a symbolic link or a submodule (``120000``/``160000`` in any mode line of the diff, ``index``
+    lines included).
 
 Build files that gold patches themselves change (``pom.xml``, ``Cargo.toml``, ``go.mod``,
 ``package.json``, ``composer.json``, ``Gemfile``, ``CMakeLists.txt``, ``Makefile``) are not refused:
@@ -99,7 +100,9 @@ def _links(patch: str) -> list[tuple[str, str, str]]:
         return []
     found = []
     for piece in files:
-        mode = piece.new_mode
-        if mode in ("120000", "160000") and piece.new_path:
-            found.append((piece.new_path, mode, "symbolic link" if mode == "120000" else "submodule"))
+        # every mode the piece names: git takes an `index <a>..<b> <mode>` line's as the old mode,
+        # GNU patch (the official harness's fallback) as the file's
+        mode = next((m for m in piece.modes if m in ("120000", "160000")), "")
+        if mode:
+            found.append((piece.path, mode, "symbolic link" if mode == "120000" else "submodule"))
     return found
