@@ -28,6 +28,7 @@ from pytest_tebench.run.executors import ExecutorOptions
 from pytest_tebench.run.maven import warm
 from pytest_tebench.run.maven.jacoco import CLI_JAR
 from pytest_tebench.run.maven.jacoco import report_step
+from pytest_tebench.run.oom import CONTAINER_OOM
 
 MVN = "{tool:maven}/bin/mvn"
 
@@ -275,6 +276,9 @@ class _Server(warm.WarmServer):
         self.container = type("C", (), {"name": "warm-1"})()
         self.chunks: queue.Queue[bytes] = queue.Queue()
         self.requests: list[str] = []
+        #: the container cgroup's OOM kills, as the cleanup after each build reads them
+        self.oom_kills = 0
+        self.kills_per_build = 0
         super().__init__(self.chunks.get)
 
     @property
@@ -295,6 +299,7 @@ class _Server(warm.WarmServer):
             self.chunks.put(b"")
 
     def clear_leftovers(self) -> bool:
+        self.oom_kills += self.kills_per_build
         return True
 
     def stop(self, *, graceful: bool = True) -> None:
@@ -331,8 +336,13 @@ def test_a_builds_course(
             "started",
         )
         assert not server.stopped and list(server.stage.path.iterdir()) == []  # its head is gone
+        assert CONTAINER_OOM not in result.extra
+        server.kills_per_build = 1  # the next build has a process killed at the container's cap
         again = executor.run(workspace, _step(maven, "test"), maven_repo=repo)
         assert again.extra["warm_jvm"] == "reused" and len(servers) == 1
+        assert again.extra[CONTAINER_OOM] == "true"  # that build's, and only that build's
+        server.kills_per_build = 0
+        assert CONTAINER_OOM not in executor.run(workspace, _step(maven, "test"), maven_repo=repo).extra
     elif answer == "timeout":
         assert result.timed_out and result.exit_code is None and "killed" in result.output
         assert server.stopped and not server.stage.path.exists()
