@@ -1,23 +1,24 @@
-"""Out-of-memory kills during a build step: who ended a build that died, the code or the machine.
+"""Out-of-memory kills during a build step: a build the kernel ended is not the code's verdict.
 
 When the kernel kills a JVM for want of memory, a Maven build or its forked test JVM just dies,
 and its log looks like a test JVM that crashed or exited: Surefire's "The forked VM terminated
 without properly saying goodbye", exit code 137. Judged as it looks, that is the prediction's
 tests failing, and on gold, after every re-run in the same memory, an ``invalid_instance``: a
-limit of the harness's reported as a model's score or as the instance's fault. Two kinds:
+limit of the harness's reported as a model's score or as the instance's fault. The kernel counts
+every OOM kill in ``/proc/vmstat`` (``oom_kill``, Linux 4.13 and later; a kill at a container's
+memory cap included), a counter the tested code cannot lower, so each step is timed against it
+(:func:`counting_oom_kills`); the Docker executor also marks a step whose sandbox container had a
+process OOM-killed (:data:`CONTAINER_OOM`: Docker's ``OOMKilled`` for a cold container, the
+container cgroup's own ``oom_kill`` count, read after each build, for the warm server's). A step
+that died with either is the harness's failure, whoever ran it (:func:`memory_kill`): never a
+score, never stored, so the next run evaluates that item again; a build that finished is never
+judged by it.
 
-- **the machine's memory** (another worker's build, too many workers for the RAM): the kernel
-  counts every OOM kill in ``/proc/vmstat`` (``oom_kill``, Linux 4.13 and later), a counter the
-  tested code cannot lower, so each step is timed against it (:func:`counting_oom_kills`). A
-  step that died while it rose is the harness's failure, whoever ran it. The counter is the
-  machine's: a kill in another build during this step counts too, which only ever turns a build
-  that died into a harness error, never stored, so the next run evaluates that item again;
-- **the sandbox's cap** (``--tebench-docker-memory``): the Docker executor marks a step whose
-  container had a process OOM-killed (:data:`CONTAINER_OOM`: Docker's ``OOMKilled`` for a cold
-  container, the cgroup's own ``oom_kill`` count for the warm server's). Gold's build must fit
-  in the sandbox (a gold run that reached the cap and failed is the harness's error, never an
-  invalid instance: ``gold_run``), so a prediction's build that reaches it is the prediction's
-  tests' doing, as a test phase past its limit is: judged as it ran, the cap named in the record.
+Whose memory ran out cannot be told apart here: a cgroup's ``oom_kill`` (v1 and v2) counts kills
+by the machine's OOM killer as well as at its own cap, and Docker's ``OOMKilled`` follows it on
+cgroup v2, so a kill inside the sandbox may be another worker's doing. So a prediction whose tests
+exhaust the sandbox's memory is an error item too (listed by id in every run, counted in
+``errors``), not a failing score: the price of never scoring a test the machine killed.
 """
 
 from __future__ import annotations
@@ -33,15 +34,12 @@ VMSTAT = Path("/proc/vmstat")
 #: ``StepResult.extra`` key: how many OOM kills the kernel made while the step ran (only when > 0).
 OOM_KILLS = "oom_kills"
 #: ``StepResult.extra`` key: ``"true"`` when a process of the step's sandbox container was
-#: OOM-killed at the container's memory cap.
+#: OOM-killed.
 CONTAINER_OOM = "oom_killed"
 #: Prints the cgroup's own OOM kill count inside a container (cgroup v1, then v2).
 CGROUP_OOM_KILLS = (
     "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events 2>/dev/null"
 )
-#: What a build that reached the sandbox's cap says in its record.
-CAP_NOTE = "the sandbox container reached its memory cap (--tebench-docker-memory) while this ran"
-
 _OOM_KILL = re.compile(r"^oom_kill (\d+)$", re.MULTILINE)
 
 
@@ -71,19 +69,19 @@ def counting_oom_kills(run: Callable[[], StepResult], vmstat: Path | None = None
     return replace(result, extra={**result.extra, OOM_KILLS: str(after - before)})
 
 
-def reached_cap(result: StepResult) -> bool:
-    """Whether a process of ``result``'s sandbox container was killed at its memory cap."""
-    return result.extra.get(CONTAINER_OOM) == "true"
-
-
-def machine_oom(result: StepResult) -> str:
-    """Why ``result``'s step died for the machine's memory, not the sandbox's cap ("" when
-    nothing says so): the text of the harness error it becomes."""
+def memory_kill(result: StepResult) -> str:
+    """Why ``result``'s step may have died for want of memory ("" when nothing says so): the
+    text of the harness error a build that died with it becomes."""
     kills = int(result.extra.get(OOM_KILLS, "0") or 0)
-    if not kills or reached_cap(result):
+    said = []
+    if result.extra.get(CONTAINER_OOM) == "true":
+        said.append("the kernel killed a process of its sandbox container for want of memory")
+    if kills:
+        said.append(f"the kernel's count of OOM kills on this machine rose by {kills}")
+    if not said:
         return ""
     return (
-        f"while step {result.name} ran, the kernel killed {kills} process{'es' if kills > 1 else ''} "
-        "on this machine for want of memory, and the build did not finish normally: the machine's "
-        "memory, not the code under test, decided this run, so it is not judged; run fewer workers (-n)"
+        f"while step {result.name} ran, {' and '.join(said)}, and the build did not finish "
+        "normally: memory, not the code under test, decided this run, so it is not judged; run "
+        "fewer workers (-n) or give the sandbox more memory (--tebench-docker-memory)"
     )

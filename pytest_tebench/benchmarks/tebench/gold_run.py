@@ -446,17 +446,6 @@ def _raise_for_harness(run: SelectionRun, what: str, timings: dict[str, float]) 
             log_tail=run_log_tail(run),
             timings={**timings, **run.timings},
         )
-    if run.reached_memory_cap and not run.all_passed:
-        # gold's build must fit in the sandbox: one that fails at its cap is the environment's
-        # limit, as a test out of heap is (gold_check.limit_verdict), never the instance's fault;
-        # a prediction's build at the cap is the prediction's
-        raise UnsupportedEnvironment(
-            f"{what} ran into what this build's environment gives (memory: the kernel killed a "
-            f"process of it at the sandbox container's memory cap): {run.error or run.status}; "
-            "--tebench-docker-memory gives a Docker build more",
-            log_tail=run_log_tail(run),
-            timings={**timings, **run.timings},
-        )
 
 
 def _raise_for_not_run(run: SelectionRun, warmed: WarmedRun) -> None:

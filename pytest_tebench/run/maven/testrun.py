@@ -73,10 +73,8 @@ from pytest_tebench.run.maven.surefire import TestOutcome
 from pytest_tebench.run.maven.surefire import check_against_console
 from pytest_tebench.run.maven.surefire import outcomes_for
 from pytest_tebench.run.maven.surefire import read_reports
-from pytest_tebench.run.oom import CAP_NOTE
 from pytest_tebench.run.oom import counting_oom_kills
-from pytest_tebench.run.oom import machine_oom
-from pytest_tebench.run.oom import reached_cap
+from pytest_tebench.run.oom import memory_kill
 from pytest_tebench.workspace.layout import MAVEN
 
 OK = "ok"
@@ -138,11 +136,6 @@ class SelectionRun:
         ``reused``, ``off: <why>`` (cold), "" where the executor has none (Docker, or off)."""
         launches = [step for step in self.steps if step.name.startswith(("compile+test", "test"))]
         return launches[-1].extra.get("warm_jvm", "") if launches else ""
-
-    @property
-    def reached_memory_cap(self) -> bool:
-        """A process of one of this run's launches was killed at the sandbox's memory cap."""
-        return any(reached_cap(step) for step in self.steps)
 
     @property
     def harness_failed(self) -> bool:
@@ -382,10 +375,10 @@ class _Run:
                 error=f"timed out after {tested.duration:.0f} s during {phase}",
             )
         verdict = mavenlog.diagnose_test_step(tested.output, tested.exit_code)
-        memory = machine_oom(tested)
+        memory = memory_kill(tested)
         if memory and (verdict.kind != mavenlog.OK or mavenlog.test_jvm_death(tested.output) is not None):
-            # a JVM of the build died while the kernel was killing for the machine's memory: what
-            # the log says (a crashed test JVM, a compile that stopped) is not the code's doing
+            # a JVM of the build died while the kernel was killing for memory: what the log says
+            # (a crashed test JVM, a compile that stopped) is not the code's doing
             built = True if verdict.compile_done else None
             return self.finish(BUILD_ERROR, built, built, tests=tuple(outcomes.values()), error=memory)
         if verdict.kind == COMPILE_ERROR:
@@ -400,11 +393,10 @@ class _Run:
         error = ""
         if verdict.kind == mavenlog.TEST_CRASH:
             # The JVM died under the tests: whatever has no report failed with it.
-            # at the sandbox's memory cap, the tests' doing (gold's build fits in it: gold_run)
-            error = f"{verdict.summary} ({CAP_NOTE})" if reached_cap(tested) else verdict.summary
+            error = verdict.summary
             for test, outcome in outcomes.items():
                 if outcome.status == NOT_RUN:
-                    outcomes[test] = TestOutcome(test, ERROR, 0, f"test JVM crashed: {error}")
+                    outcomes[test] = TestOutcome(test, ERROR, 0, f"test JVM crashed: {verdict.summary}")
         coverage: CoverageReport | None = None
         if includes and settings.coverage_report:
             coverage, coverage_error = self.collect_coverage()
@@ -540,7 +532,7 @@ class _Run:
             compiled = True if mavenlog.compile_started_tests(build.output) else None
             return self.finish(f"timeout:{build.name}", compiled, None, error="compilation timed out")
         verdict = mavenlog.diagnose_build(build.output, build.exit_code)
-        memory = machine_oom(build)
+        memory = memory_kill(build)
         if memory and verdict.kind != mavenlog.OK:
             return self.finish(BUILD_ERROR, True if verdict.compile_done else None, None, error=memory)
         if verdict.kind == COMPILE_ERROR:
