@@ -21,6 +21,7 @@ from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_text
 from pytest_tebench.workspace.layout import FORBIDDEN
 from pytest_tebench.workspace.layout import OUTSIDE
+from pytest_tebench.workspace.layout import STRAY
 from pytest_tebench.workspace.layout import TEST_PLATFORM
 from pytest_tebench.workspace.patches import FilePatch
 from pytest_tebench.workspace.patches import PatchFormatError
@@ -287,6 +288,93 @@ def test_a_link_no_piece_names_makes_the_prediction_not_applied(
     with pytest.raises(PatchDoesNotApply, match="planted: creates a symbolic link, and no piece"):
         linked_ws.commit_prediction(TEST_EDIT)
     assert git_text(linked_ws.path, "status", "--porcelain") == ""
+
+
+# the changed line moved by 4 and the outermost context line on each side differs: only GNU
+# patch with fuzz 1 places it
+DRIFTED = (
+    f"--- a/{TEST}\n+++ b/{TEST}\n@@ -1,6 +1,6 @@\n     // line three\n     // line 5\n"
+    "-    // line 6\n+    // line six\n     // line 7\n     // line eight\n"
+)
+RENAMED = "src/test/java/p/RenamedTest.java"
+
+
+def _plant_stray(ws: Workspace) -> None:
+    # what a patch tool may leave: backup and reject files, a change to a file no piece names
+    (ws.path / f"{TEST}.orig").write_text(TEST_V1)
+    (ws.path / f"{TEST}.rej").write_text("@@ -1 +1 @@\n")
+    (ws.path / MAIN).write_text("class A { int f() { return 99; } }\n")
+    (ws.path / "target/classes").mkdir(parents=True)  # build output: never the prediction's
+    (ws.path / "target/classes/A.class").write_text("x")
+
+
+def _keep_backups(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GNU patch as it runs without --no-backup-if-mismatch: a hunk placed with fuzz leaves a .orig
+    import subprocess
+
+    run = subprocess.run
+
+    def run_keeping_backups(args: list[str], **kwargs: object) -> object:
+        if args[0] == "patch":
+            args = [a for a in args if a != "--no-backup-if-mismatch"]
+        return run(args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", run_keeping_backups)
+
+
+@pytest.mark.parametrize("leave", ["planted", "real-backup"])
+def test_what_the_patch_tool_writes_beyond_the_pieces_is_put_back(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, leave: str
+) -> None:
+    clean = ws.commit_prediction(DRIFTED)
+    assert clean.method == "fuzzy" and clean.refused == ()
+    if leave == "planted":
+        apply = Workspace._apply_fuzzy
+
+        def apply_and_plant(self: Workspace, files: list[FilePatch], details: dict[str, int]) -> str:
+            report = apply(self, files, details)
+            _plant_stray(self)
+            return report
+
+        monkeypatch.setattr(Workspace, "_apply_fuzzy", apply_and_plant)
+        stray = sorted([f"{TEST}.orig", f"{TEST}.rej", MAIN])
+    else:
+        _keep_backups(monkeypatch)
+        stray = [f"{TEST}.orig"]
+    applied = ws.commit_prediction(DRIFTED)
+    assert applied.method == "fuzzy"
+    assert [(r.path, r.kind) for r in applied.refused] == [(path, STRAY) for path in stray]
+    assert "written by the patch tool outside the files" in applied.refused[0].reason
+    assert applied.applied_files == (TEST,)
+    # the very commit the prediction makes without them, and the work tree is that commit
+    assert applied.commit == clean.commit
+    assert git_text(ws.path, "status", "--porcelain", "--untracked-files=all", "--", "src") == ""
+    assert not (ws.path / f"{TEST}.orig").exists() and (ws.path / MAIN).read_text() == MAIN_V0
+    assert "line six" in (ws.read("prediction", TEST) or "")
+
+
+def test_a_rename_keeps_both_its_paths_when_a_stray_file_is_put_back(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rename = (
+        f"diff --git a/{TEST} b/{RENAMED}\nsimilarity index 90%\nrename from {TEST}\nrename to {RENAMED}\n"
+        + DRIFTED.replace(f"+++ b/{TEST}", f"+++ b/{RENAMED}")
+    )
+    clean = ws.commit_prediction(rename)
+    assert clean.method == "fuzzy" and clean.refused == ()
+    apply = Workspace._apply_fuzzy
+
+    def apply_and_delete(self: Workspace, files: list[FilePatch], details: dict[str, int]) -> str:
+        report = apply(self, files, details)
+        (self.path / MAIN).unlink()  # a file V-0.5 has, deleted: it comes back
+        return report
+
+    monkeypatch.setattr(Workspace, "_apply_fuzzy", apply_and_delete)
+    applied = ws.commit_prediction(rename)
+    assert [(r.path, r.kind) for r in applied.refused] == [(MAIN, STRAY)]
+    assert applied.commit == clean.commit
+    assert ws.read("prediction", TEST) is None and "line six" in (ws.read("prediction", RENAMED) or "")
+    assert ws.read("prediction", MAIN) == MAIN_V0 and (ws.path / MAIN).read_text() == MAIN_V0
 
 
 def test_modes_are_read_as_git_reads_them() -> None:

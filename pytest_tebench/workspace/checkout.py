@@ -31,6 +31,8 @@ from pytest_tebench.workspace.gitcmd import git_text
 from pytest_tebench.workspace.layout import FORBIDDEN
 from pytest_tebench.workspace.layout import MAVEN
 from pytest_tebench.workspace.layout import OUTSIDE
+from pytest_tebench.workspace.layout import STRAY
+from pytest_tebench.workspace.layout import STRAY_REASON
 from pytest_tebench.workspace.layout import Refusal
 from pytest_tebench.workspace.layout import link_change_reason
 from pytest_tebench.workspace.patches import FilePatch
@@ -71,6 +73,16 @@ class FileChange:
     @property
     def canonical_path(self) -> str:
         return self.old_path if self.old_path is not None else (self.new_path or "")
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One entry of a tree that differs from another: git's modes on each side (``000000`` where
+    absent) and its path."""
+
+    old_mode: str
+    new_mode: str
+    path: str
 
 
 @dataclass(frozen=True)
@@ -202,7 +214,8 @@ class Workspace:
         :class:`PatchDoesNotApply` (a model failure) when the patch is not a diff or no method
         applies it. Links and submodules stay as V-0.5 has them: pieces that touch one are
         refused, and so are those whose application changed one all the same (then the others
-        are applied again without them).
+        are applied again without them). Any other path the application changed that no applied
+        piece names is put back as V-0.5 has it and refused as :data:`~.layout.STRAY`.
         """
         self.checkout("v-0.5")
         try:
@@ -233,7 +246,8 @@ class Workspace:
         method, details = self._apply_pieces(to_apply)
         # whatever the route (git, 3-way, patch) and the pieces' headers, the tree decides: a
         # link's target is its content to git, and a copy or rename carries a link's mode along
-        while changed := self._link_changes("v-0.5"):
+        tree = self._tree_changes("v-0.5")
+        while changed := _link_changes(tree):
             dropped = [f for f in to_apply if changed.keys() & set(f.paths)]
             if not dropped:
                 self.checkout("v-0.5")
@@ -245,6 +259,15 @@ class Workspace:
             to_apply = [f for f in to_apply if f not in dropped]
             self.checkout("v-0.5")
             method, details = self._apply_pieces(to_apply)
+            tree = self._tree_changes("v-0.5")
+        # and only what the accepted pieces name changed: whatever else the route wrote (a backup
+        # or reject file of `patch`, a file through a link, a path it resolved another way) is
+        # put back as V-0.5 has it, and listed
+        named = {p for f in to_apply for p in f.paths}
+        stray = [change.path for change in tree if change.path not in named]
+        if stray:
+            self._restore("v-0.5", stray)
+            refused += [Refusal(path, STRAY, STRAY_REASON) for path in stray]
         commit = self._commit_all("prediction", tag="prediction")
         return AppliedPrediction(
             commit, method, touched, tuple(f.path for f in to_apply), tuple(refused), details
@@ -264,22 +287,29 @@ class Workspace:
         # "<mode> <type> <sha>\t<path>"
         return {path: meta[:6] for meta, path in entries if meta.startswith(("120000 ", "160000 "))}
 
-    def _link_changes(self, base: str) -> dict[str, str]:
-        """``{path: why}`` for every entry of the work tree (staged) that differs from ``base``
-        in a way :func:`~pytest_tebench.workspace.layout.link_change_reason` refuses."""
+    def _tree_changes(self, base: str) -> list[TreeChange]:
+        """Every entry of the work tree (staged, build output left out) that differs from
+        ``base``, with its modes on both sides; renames are a deletion and an addition."""
         self._stage_all()
         raw = git(self.path, "diff-index", "--cached", "-r", "-z", "--no-renames", base).stdout.decode(
             "utf-8", errors="surrogateescape"
         )
         fields = raw.split("\0")
-        changed: dict[str, str] = {}
+        changes: list[TreeChange] = []
         # ":<old mode> <new mode> <old sha> <new sha> <status>", then the path
         for meta, path in zip(fields[0::2], fields[1::2], strict=False):
             old_mode, new_mode = meta.lstrip(":").split(" ")[:2]
-            reason = link_change_reason(old_mode, new_mode)
-            if reason:
-                changed[path] = reason
-        return changed
+            changes.append(TreeChange(old_mode, new_mode, path))
+        return changes
+
+    def _restore(self, rev: str, paths: list[str]) -> None:
+        """Put ``paths`` back in the index and the work tree as ``rev`` has them (deleted where
+        it lacks them); the paths are literal, never patterns."""
+        listed = "".join(f"{path}\0" for path in paths).encode("utf-8", errors="surrogateescape")
+        git(
+            self.path, "--literal-pathspecs", "restore", f"--source={rev}", "--staged", "--worktree",
+            "--pathspec-from-file=-", "--pathspec-file-nul", input=listed,
+        )  # fmt: skip
 
     def _stage_all(self) -> None:
         # --force: a patch may add a file the project's .gitignore matches; build output stays out
@@ -369,6 +399,13 @@ def fuzz_limit(files: list[FilePatch]) -> tuple[int, str]:
                 return 0, f"\n{piece.path}: a hunk without context lines cannot be placed by fuzzy matching"
             limit = min(limit, max(lead, trail) - 1)
     return limit, ""
+
+
+def _link_changes(changes: list[TreeChange]) -> dict[str, str]:
+    """``{path: why}`` for every change that
+    :func:`~pytest_tebench.workspace.layout.link_change_reason` refuses."""
+    reasons = {change.path: link_change_reason(change.old_mode, change.new_mode) for change in changes}
+    return {path: reason for path, reason in reasons.items() if reason}
 
 
 def _hunk_report(output: str) -> dict[str, int]:

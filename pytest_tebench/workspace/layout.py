@@ -25,6 +25,10 @@ test tree (test sources and test resources) and nothing else. Three kinds of pie
   files (copied to ``target/test-classes``, first on the test classpath, where they would
   replace production or framework classes, or run in ``javac`` as annotation processors).
   Applied only with ``--tebench-allow-non-test-edits``.
+
+One kind is not a piece's: ``stray``, a path that applying the accepted pieces changed although
+none of them names it (a backup or reject file of GNU ``patch``, a file written through a link, a
+path resolved another way). It is put back as V-0.5 has it, and the rest stays applied.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ from pytest_tebench.workspace.patches import FilePatch
 OUTSIDE = "outside"
 FORBIDDEN = "forbidden"
 TEST_PLATFORM = "test-platform"
+#: Not a piece: a path the application wrote that no accepted piece names (put back as it was).
+STRAY = "stray"
+STRAY_REASON = "written by the patch tool outside the files the prediction's pieces name"
 
 _SPECIAL_MODES = {"120000": "a symbolic link", "160000": "a submodule (gitlink)"}
 #: Modes of regular files as the parser gives them (git's own spelling, :func:`~.patches.git_mode`).
@@ -82,7 +89,7 @@ FRAMEWORK_PACKAGES = (
 @dataclass(frozen=True)
 class Refusal:
     path: str
-    kind: str  # OUTSIDE | FORBIDDEN | TEST_PLATFORM
+    kind: str  # OUTSIDE | FORBIDDEN | TEST_PLATFORM | STRAY
     reason: str
 
 
