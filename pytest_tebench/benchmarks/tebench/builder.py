@@ -66,8 +66,9 @@ MAX_TEST_LINES = 200
 #: that shows the build's resource limits as unsupported here; /4 pins a build plugin the POMs
 #: leave without a version to its release by V0's date (run/maven/plugin_pins); /5 selects a test
 #: whose name is not ASCII by the names javac gives it in other encodings too (run/maven/surefire);
-#: /6 finds the module of a class declared in a file of another name (run/maven/reactor).
-BUILDER_VERSION = f"{__version__}/6"
+#: /6 finds the module of a class declared in a file of another name (run/maven/reactor); /7
+#: never rejects a commit for a build that died while the kernel killed for memory (run/oom).
+BUILDER_VERSION = f"{__version__}/7"
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,9 @@ PASSING = (PASSED, SKIPPED)
 #: it where the build reads test sources in another encoding than UTF-8 (run/maven/surefire).
 #: 10: a selected class that a file of another name declares (a second top-level class) is
 #: built in its module's scope (run/maven/reactor).
-GOLD_RULES = 10
+#: 11: a build that died while the kernel killed a process for want of memory is the harness's
+#: error, never failing tests (run/oom).
+GOLD_RULES = 11
 #: Characters of a failing test's message kept in a reason.
 _MESSAGE_CHARS = 300
 #: The selection rules a gold record (and every prediction of its instance) runs with.

@@ -39,8 +39,11 @@ from pytest_tebench.workspace.layout import MAVEN
 #: 4: a test phase past its limit, with gold well within it, scores as failing tests; 5: a test
 #: method whose name is not ASCII is also selected and read by the name javac gives it where the
 #: build reads test sources in another encoding than UTF-8; 6: a selected class that a file of
-#: another name declares has its module, and a test source in no module of the build says so).
-UPDATE_RULES = 6
+#: another name declares has its module, and a test source in no module of the build says so;
+#: 7: a build that died while the kernel killed for memory is not judged (run/oom), and a
+#: prediction's pieces are read and applied as git reads them: modes, paths without a/ b/, lines
+#: ending only at \n, links of V-0.5 untouched, stray writes put back (workspace/)).
+UPDATE_RULES = 7
 PAPER = "paper"
 REFERENCE = "reference"
 SCORINGS = (PAPER, REFERENCE)
