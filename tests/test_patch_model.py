@@ -8,6 +8,7 @@ reach git or ``patch``.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -375,6 +376,24 @@ def test_a_rename_keeps_both_its_paths_when_a_stray_file_is_put_back(
     assert applied.commit == clean.commit
     assert ws.read("prediction", TEST) is None and "line six" in (ws.read("prediction", RENAMED) or "")
     assert ws.read("prediction", MAIN) == MAIN_V0 and (ws.path / MAIN).read_text() == MAIN_V0
+
+
+def test_a_file_git_renormalises_on_its_own_is_no_stray_write(
+    make_history: Callable[[str], History], tmp_path: Path
+) -> None:
+    # committed with CRLF before the project's .gitattributes asked for text=auto: right after a
+    # checkout, git already sees it as changed (it would store it with LF), whatever is applied
+    h = make_history("renormalised")
+    h.commit({"src/test/resources/notes.txt": b"one\r\ntwo\r\n", MAIN: "class A {}\n", TEST: TEST_V1})
+    h.commit({".gitattributes": "* text=auto\n", MAIN: MAIN_V0, TEST: TEST_V1})
+    v1, v0 = h.commits
+    row = h.instance_row(v1, v0, instance_id="renormalised__1", repo="me/renormalised", labels=["stale"])
+    ws = Workspace.create(h.path, v1, str(row["source_patch"]), parent=tmp_path / "ws")
+    ws.checkout("v-0.5")
+    later = time.time() + 5
+    os.utime(ws.path / "src/test/resources/notes.txt", (later, later))  # git must read it again
+    applied = ws.commit_prediction(TEST_EDIT)
+    assert applied.refused == () and applied.applied_files == (TEST,)
 
 
 def test_modes_are_read_as_git_reads_them() -> None:
