@@ -121,10 +121,19 @@ def existing_dir(value: str) -> Path:
     return path.resolve()
 
 
+#: Bytes per unit of a memory size, as Docker reads them (no unit: bytes).
+_MEMORY_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+#: Docker refuses a container memory limit below 6 MiB, and only when it creates the container.
+MIN_MEMORY = 6 << 20
+
+
 def memory(value: str) -> str:
-    if re.fullmatch(r"\d+[bkmg]?", value.lower()):
-        return value.lower()
-    raise argparse.ArgumentTypeError(f"not a memory size like 4g or 512m: {value!r}")
+    found = re.fullmatch(r"([0-9]+)([bkmg]?)", value.lower())
+    if found is None:
+        raise argparse.ArgumentTypeError(f"not a memory size like 4g or 512m: {value!r}")
+    if int(found[1]) * _MEMORY_UNITS[found[2]] < MIN_MEMORY:
+        raise argparse.ArgumentTypeError(f"{value!r} is less than Docker's smallest memory limit, 6m")
+    return value.lower()
 
 
 def url_template(value: str) -> str:

@@ -292,7 +292,17 @@ def test_a_cache_dir_that_cannot_be_written_is_a_usage_error(pytester: pytest.Py
             "--tebench-docker-memory=lots",
             "--tebench-docker-memory: not a memory size like 4g or 512m: 'lots'",
         ),
+        (
+            "--tebench-docker-memory=0",
+            "--tebench-docker-memory: '0' is less than Docker's smallest memory limit, 6m",
+        ),
+        (
+            "--tebench-docker-memory=5m",
+            "--tebench-docker-memory: '5m' is less than Docker's smallest memory limit",
+        ),
+        ("--tebench-docker-memory=\u0664g", "--tebench-docker-memory: not a memory size like 4g or 512m"),
         ("--tebench-jdk=seventeen", "--tebench-jdk: not a JDK feature version or directory: 'seventeen'"),
+        ("--tebench-jdk=\u00b2", "--tebench-jdk: not a JDK feature version or directory"),
         ("--tebench-maven=3.9", "--tebench-maven: not a Maven version like 3.9.9: '3.9'"),
         ("--tebench-timeout-warmup=0", "--tebench-timeout-warmup: must be positive, got 0"),
         ("--tebench-gold-runs=0", "--tebench-gold-runs: not a number of gold runs from 1 to 20: '0'"),

@@ -155,7 +155,7 @@ def prepare_docker_image(*, required: bool, progress: Callable[[str], None]) -> 
 
 def local_jdks(override: str | None) -> dict[int, JdkInstall]:
     jdks = discover_jdks()
-    if override and not override.isdigit():
+    if override and not (override.isascii() and override.isdigit()):
         found = read_jdk(Path(override))
         if found is None:
             raise HarnessError(

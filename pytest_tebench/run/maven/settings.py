@@ -25,7 +25,9 @@ DEFAULT_TIMEOUT_WARMUP = 1800.0
 
 
 def jdk_choice(value: str) -> str:
-    if value.isdigit() or Path(value).is_dir():
+    # ASCII digits only: str.isdigit() takes superscripts and other scripts' digits too, which
+    # the JDK chooser would then misread far from the option
+    if (value.isascii() and value.isdigit()) or Path(value).is_dir():
         return value
     raise argparse.ArgumentTypeError(f"not a JDK feature version or directory: {value!r}")
 
