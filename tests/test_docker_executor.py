@@ -376,7 +376,6 @@ def test_cleanup_stale_removes_containers_of_a_killed_process(
         f"""
         from pathlib import Path
         from pytest_tebench.run.docker import DockerExecutor
-from pytest_tebench.run.docker_warm import CLEAN
         from pytest_tebench.run.executor import BuildStep
         executor = DockerExecutor({image!r}, run_id={run_id!r})
         step = BuildStep("hang", ("sleep", "300"), timeout=600)
@@ -431,7 +430,6 @@ def test_cleanup_stale_removes_transient_images_of_a_killed_process_only(
         import docker
         from pytest_tebench.run import leftovers
         from pytest_tebench.run.docker import DockerExecutor
-from pytest_tebench.run.docker_warm import CLEAN
         from pytest_tebench.run.executor import BuildStep
         executor = DockerExecutor({image!r}, run_id={tag!r})
         step = BuildStep("install", ("true",), timeout=60)
