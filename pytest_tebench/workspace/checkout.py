@@ -268,7 +268,8 @@ class Workspace:
         if stray:
             self._restore("v-0.5", stray)
             refused += [Refusal(path, STRAY, STRAY_REASON) for path in stray]
-        commit = self._commit_all("prediction", tag="prediction")
+        # staged already: _tree_changes added the tree, and _restore put strays back in the index too
+        commit = self._commit_staged("prediction", tag="prediction")
         return AppliedPrediction(
             commit, method, touched, tuple(f.path for f in to_apply), tuple(refused), details
         )
@@ -367,6 +368,9 @@ class Workspace:
 
     def _commit_all(self, message: str, *, tag: str) -> str:
         self._stage_all()
+        return self._commit_staged(message, tag=tag)
+
+    def _commit_staged(self, message: str, *, tag: str) -> str:
         git(self.path, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", message)
         git(self.path, "tag", "--force", tag)
         return self.rev("HEAD")
