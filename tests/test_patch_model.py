@@ -581,3 +581,31 @@ def test_what_a_prediction_may_change(path: str, mode: str, kind: str | None) ->
     piece = FilePatch(None, path, "added", "", "", new_mode=mode)
     refusal = MAVEN.refusal(piece)
     assert (refusal.kind if refusal else None) == kind
+
+
+def test_gnu_patch_runs_without_the_users_environment(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each of these changes what GNU patch writes or fetches (POSIX mode, RCS/SCCS checkouts,
+    # numbered backups) or how it reports the hunks the fuzz figures are read from
+    hostile = {
+        "POSIXLY_CORRECT": "1", "PATCH_GET": "1", "VERSION_CONTROL": "numbered",
+        "PATCH_VERSION_CONTROL": "numbered", "SIMPLE_BACKUP_SUFFIX": ".bak", "QUOTING_STYLE": "c",
+        "LANGUAGE": "de", "LC_ALL": "de_DE.UTF-8",
+    }  # fmt: skip
+    for name, value in hostile.items():
+        monkeypatch.setenv(name, value)
+    import subprocess
+
+    run = subprocess.run
+    seen: list[dict[str, str]] = []
+
+    def recording(args: list[str], **kwargs: object) -> object:
+        if args[0] == "patch":
+            env = kwargs.get("env")
+            seen.append(dict(env if isinstance(env, dict) else os.environ))
+        return run(args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", recording)
+    applied = ws.commit_prediction(DRIFTED)
+    assert applied.method == "fuzzy" and applied.details["fuzz"] == 1
+    assert seen == [{"LC_ALL": "C", "PATH": os.environ["PATH"]}]
+    assert "line six" in (ws.read("prediction", TEST) or "")

@@ -16,6 +16,7 @@ the gold cache and the reports reproducible.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tempfile
@@ -44,6 +45,8 @@ from pytest_tebench.workspace.removal import remove_tree
 #: "Hunk #2 succeeded at 40 with fuzz 1 (offset 3 lines)." (GNU patch; git apply -v says the same
 #: without the fuzz part).
 _HUNK_REPORT = re.compile(r"Hunk #\d+ succeeded at \d+(?: with fuzz (\d+))?(?: \(offset (-?\d+) lines?\))?")
+#: GNU patch's whole environment besides ``PATH``: nothing of the user's reaches it.
+_PATCH_ENV = {"LC_ALL": "C"}
 #: GNU patch's fuzz may drop context lines at each end of a hunk; it is kept below every hunk's
 #: larger context side, so at least one context line of each hunk must match, and never above 2.
 MAX_FUZZ = 2
@@ -353,10 +356,14 @@ class Workspace:
         if problem:
             raise GitError("fuzzy apply", relaxed.stderr.decode(errors="replace") + problem)
         try:
+            # --get=0 and a closed environment: the user's POSIXLY_CORRECT, PATCH_GET, backup and
+            # locale variables would change which file patch writes, fetch files from RCS/SCCS,
+            # or translate the hunk reports read above
             result = subprocess.run(
                 ["patch", "-p1", "--batch", "--forward", "-l", f"--fuzz={fuzz}", "--no-backup-if-mismatch",
-                 "-r", "-"],
+                 "--get=0", "-r", "-"],
                 cwd=self.path, input=patch.encode("utf-8"), capture_output=True, timeout=120, check=False,
+                env=_PATCH_ENV | {"PATH": os.environ.get("PATH", os.defpath)},
             )  # fmt: skip
         except FileNotFoundError:
             raise GitError("fuzzy apply", relaxed.stderr.decode(errors="replace")) from None
