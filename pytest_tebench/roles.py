@@ -42,6 +42,7 @@ from pytest_tebench.item_plan import PlannedItem
 from pytest_tebench.item_plan import error_record
 from pytest_tebench.item_plan import plan_items
 from pytest_tebench.metrics.outcomes import check_thresholds
+from pytest_tebench.report.properties import record_to_properties
 from pytest_tebench.results import ResultCache
 from pytest_tebench.results import result_key
 from pytest_tebench.run.executor import Executor
@@ -318,10 +319,11 @@ class TebenchController:
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """Controller (xdist): a worker died in the middle of ``crashitem`` (killed for memory, a
         segfault), so no record of it will come. Give its report one, an ``error``: the item stays
-        in the report and its counts as a harness failure instead of vanishing from them."""
-        report.tebench_record = self.crash_record(  # type: ignore[attr-defined]
-            crashitem, str(getattr(report, "longrepr", "") or "its worker crashed")
-        )
+        in the report and its counts as a harness failure instead of vanishing from them, and its
+        JUnit testcase gets the record's properties (:meth:`_close_crashed`)."""
+        record = self.crash_record(crashitem, str(getattr(report, "longrepr", "") or "its worker crashed"))
+        report.tebench_record = record  # type: ignore[attr-defined]
+        report.user_properties = [*record_to_properties(record, self.adapter.junit_properties(record))]
 
     def crash_record(self, nodeid: str, reason: str) -> dict[str, Any]:
         """The error record of an item whose process died: the plan is derived again here (the
@@ -345,8 +347,8 @@ class TebenchController:
         )
         return error_record(entry, message)
 
-    @pytest.hookimpl
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
         """Controller: collect records from every report (xdist replays worker reports here).
 
         Keyed by item: one record per submitted line, so a duplicate line never replaces the
@@ -355,6 +357,25 @@ class TebenchController:
         record = getattr(report, "tebench_record", None)
         if isinstance(record, dict):
             self.records[report.nodeid] = record
+        yield
+        if isinstance(record, dict) and report.when not in ("setup", "call", "teardown"):
+            self._close_crashed(report)
+
+    def _close_crashed(self, report: pytest.TestReport) -> None:
+        """Controller (xdist): the teardown report a crashed item never sent, after xdist's crash
+        report has been logged: junitxml writes a testcase's properties only from its teardown,
+        so without it the crashed item's testcase had no ``tebench.*`` properties for dashboards."""
+        closing = pytest.TestReport(
+            nodeid=report.nodeid,
+            location=report.location,
+            keywords={},
+            outcome="passed",
+            longrepr=None,
+            when="teardown",
+            user_properties=list(report.user_properties),
+        )
+        closing.node = getattr(report, "node", None)  # type: ignore[attr-defined]  # junitxml's key
+        self.config.hook.pytest_runtest_logreport(report=closing)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:

@@ -141,8 +141,14 @@ def test_duplicate_lines_never_replace_the_scored_record(toy: pytest.Pytester) -
 def test_an_item_whose_worker_dies_is_a_listed_harness_error(toy: pytest.Pytester) -> None:
     # sloppy's q2 kills its xdist worker mid-item (os._exit, as an out-of-memory kill would)
     write_jsonl(toy.path / "crash.jsonl", [*ANSWERS[:4], ANSWERS[4] | {"model_patch": "worker-dies"}])
-    result = run(toy, "--tebench-report=r.json", "-n", "2", predictions="crash.jsonl")
+    result = run(toy, "--tebench-report=r.json", "--junitxml=j.xml", "-n", "2", predictions="crash.jsonl")
     result.assert_outcomes(passed=4, failed=2)  # the crash, and sloppy's missing q3
+    # the JUnit XML has the crashed item once, an error with the record's properties
+    cases = [c for c in ET.parse(toy.path / "j.xml").iter("testcase") if c.get("name") == "q2[sloppy]"]
+    assert len(cases) == 1 and cases[0].find("error") is not None
+    properties = {p.get("name"): p.get("value") for p in cases[0].iter("property")}
+    assert (properties["tebench.status"], properties["tebench.project"]) == ("error", "algebra")
+    assert "not scored" in properties["tebench.error"]
     data = report(toy, "r.json")
     records = {(r["model_name_or_path"], r["instance_id"]): r for r in data["results"]}
     assert len(records) == 6  # nothing dropped: the dead worker's item has its record
