@@ -125,7 +125,8 @@ class TebenchItem(pytest.Item):
         worker: TebenchWorker = self.config.stash[worker_key]
         if self.problem is not None:
             self._keep_record(self._error_record(self.problem))
-            pytest.fail(f"harness error: {self.problem}", pytrace=False)
+            # the input's fault (a bad prediction line, an unknown id, a broken row), not the harness's
+            pytest.fail(f"input error (not scored): {self.problem}", pytrace=False)
         assert self.instance is not None
         failure: str | None = None
         skip: str | None = None
