@@ -609,3 +609,18 @@ def test_gnu_patch_runs_without_the_users_environment(ws: Workspace, monkeypatch
     assert applied.method == "fuzzy" and applied.details["fuzz"] == 1
     assert seen == [{"LC_ALL": "C", "PATH": os.environ["PATH"]}]
     assert "line six" in (ws.read("prediction", TEST) or "")
+
+
+def test_hunks_of_context_lines_only_change_nothing_and_block_nothing(ws: Workspace) -> None:
+    # a system dropped the one line its first hunk added (the header still says +4): that hunk
+    # changes nothing, and the rest of the prediction applies as written, new start lines and all
+    noop = f"--- a/{TEST}\n+++ b/{TEST}\n@@ -2,3 +2,4 @@\n     // line 2\n     // line 3\n     // line 4\n"
+    real = "@@ -8,3 +9,3 @@\n     // line 8\n-    // line 9\n+    // line nine\n     // line 10\n"
+    main_noop = f"--- a/{MAIN}\n+++ b/{MAIN}\n@@ -1 +1 @@\n {MAIN_V0}"
+    applied = ws.commit_prediction(noop + real + main_noop)
+    assert (applied.method, applied.details["unchanged_hunks"]) == ("git-apply", 2)
+    assert (applied.applied_files, applied.touched_non_test_files, applied.refused) == ((TEST,), (), ())
+    assert ws.read("prediction", TEST) == TEST_V1.replace("// line 9", "// line nine")
+    nothing = ws.commit_prediction(noop)
+    assert (nothing.applied_files, nothing.details["unchanged_hunks"]) == ((), 1)
+    assert ws.read("prediction", TEST) == TEST_V1

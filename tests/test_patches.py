@@ -115,3 +115,22 @@ def test_split_by_test_tree_rename_across_boundary_is_other() -> None:
         "src/test/resources/logo.png",
     ]
     assert [f.path for f in others] == ["src/main/java/p/Gone.java", "src/test/java/A.java"]
+
+
+def test_a_hunk_of_context_lines_only_is_left_out() -> None:
+    # seen on jfreechart d44af698: a system dropped the one import its hunk added, and the hunk,
+    # still announcing +7, was six context lines that git and patch both reject as corrupt
+    noop = "@@ -2,3 +2,4 @@\n a\n b\n c\n"
+    real = "@@ -10,2 +11,2 @@\n x\n-y\n+Y\n"
+    text = f"--- a/src/test/java/A.java\n+++ b/src/test/java/A.java\n{noop}{real}"
+    (piece,) = parse_patch(text)
+    assert (len(piece.hunks), piece.unchanged_hunks, piece.changes_nothing) == (1, 1, False)
+    assert (
+        piece.text
+        == "--- a/src/test/java/A.java\n+++ b/src/test/java/A.java\n@@ -10,2 +11,2 @@\n x\n-y\n+Y\n"
+    )
+    (only_noop,) = parse_patch(f"diff --git a/B.java b/B.java\n--- a/B.java\n+++ b/B.java\n{noop}")
+    assert (only_noop.hunks, only_noop.unchanged_hunks, only_noop.changes_nothing) == ((), 1, True)
+    # a mode change with it still changes the file
+    moded = "diff --git a/B.java b/B.java\nold mode 100644\nnew mode 100755\n--- a/B.java\n+++ b/B.java\n"
+    assert not parse_patch(moded + noop)[0].changes_nothing

@@ -196,7 +196,9 @@ def test_a_dataset_row_no_prediction_can_name_is_an_error_item_per_model(
     out = pytester.path / "report.json"
     result = pytester.runpytest(*_args(bench, str(predictions), f"--tebench-report={out}"))
     result.assert_outcomes(passed=2, errors=1)
-    result.stdout.fnmatch_lines([f"input error (not scored): {dataset}:3: instance <row {dataset}:3>: malformed JSON*"])
+    result.stdout.fnmatch_lines(
+        [f"input error (not scored): {dataset}:3: instance <row {dataset}:3>: malformed JSON*"]
+    )
     statuses = {(r["model_name_or_path"], r["instance_id"]): r["status"] for r in _report(out)["results"]}
     assert statuses == {
         ("m", "calc__one"): "evaluated",

@@ -229,6 +229,8 @@ class Workspace:
         to_apply: list[FilePatch] = []
         refused: list[Refusal] = []
         for piece in files:
+            if piece.changes_nothing:
+                continue  # context-only hunks: nothing of the file to apply, or to refuse
             refusal = MAVEN.refusal(piece, allow_non_test_edits=allow_non_test_edits, links=links)
             if refusal is None:
                 to_apply.append(piece)
@@ -238,7 +240,9 @@ class Workspace:
                     raise PatchDoesNotApply(
                         f"{piece.path}: a context diff ('***'/'---'); submit a unified diff (git diff)"
                     )
-        touched = tuple(sorted({p for f in files for p in f.paths if not MAVEN.is_test_path(p)}))
+        touched = tuple(
+            sorted({p for f in files if not f.changes_nothing for p in f.paths if not MAVEN.is_test_path(p)})
+        )
         broken = [f.path for f in to_apply if f.binary == "no-data"]
         if broken:
             raise PatchDoesNotApply(
@@ -273,6 +277,8 @@ class Workspace:
             refused += [Refusal(path, STRAY, STRAY_REASON) for path in stray]
         # staged already: _tree_changes added the tree, and _restore put strays back in the index too
         commit = self._commit_staged("prediction", tag="prediction")
+        if unchanged := sum(f.unchanged_hunks for f in files):
+            details["unchanged_hunks"] = unchanged
         return AppliedPrediction(
             commit, method, touched, tuple(f.path for f in to_apply), tuple(refused), details
         )

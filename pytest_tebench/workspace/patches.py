@@ -22,8 +22,10 @@ Hunks are delimited by their ``@@`` counts. A hunk whose body is shorter than it
 (models miscount) ends at the next header and is recounted; when the text ends inside it in the
 middle of a line, the output was cut off: a truncated patch, rejected. Lines after a satisfied
 count that are still hunk lines (``+``, ``-``, `` ``) extend the hunk unless they start a
-header. Applying is the workspace's job; this module never touches git. Also used for git's own
-``-U0`` output (changed line numbers).
+header. A hunk of context lines only (a model dropped the one line it meant to add) changes
+nothing and is left out of the rendered piece (git and ``patch`` reject it as corrupt), counted
+in :attr:`FilePatch.unchanged_hunks`. Applying is the workspace's job; this module never touches
+git. Also used for git's own ``-U0`` output (changed line numbers).
 """
 
 from __future__ import annotations
@@ -107,6 +109,11 @@ class Hunk:
                 number += 1
 
     @property
+    def changes_lines(self) -> bool:
+        """Whether the hunk adds or removes a line: one of context lines only changes nothing."""
+        return any(line[:1] in "+-" for line in self.lines)
+
+    @property
     def context(self) -> tuple[int, int]:
         """Context lines before the first change and after the last one (what fuzz may drop)."""
         kinds = [line[:1] for line in self.lines if line[:1] != "\\"]
@@ -144,6 +151,19 @@ class FilePatch:
     hunks: tuple[Hunk, ...] = ()
     #: Hunks whose ``@@`` counts did not match their bodies (recounted).
     recounted: int = 0
+    #: Hunks of context lines only (a model dropped the one line it meant to add), left out of
+    #: ``hunks`` and ``text``: they change nothing, and git and ``patch`` refuse them as corrupt.
+    unchanged_hunks: int = 0
+
+    @property
+    def changes_nothing(self) -> bool:
+        """A plain modification whose every hunk was context only: nothing to apply."""
+        return (
+            self.unchanged_hunks > 0
+            and not self.hunks
+            and self.status == "modified"
+            and not (self.binary or self.old_mode or self.new_mode)
+        )
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -459,8 +479,9 @@ class _Reader:
             old_mode=section.old_mode,
             new_mode=section.new_mode,
             index_mode=section.index_mode,
-            hunks=tuple(section.hunks),
+            hunks=tuple(h for h in section.hunks if h.changes_lines),
             recounted=section.recounted,
+            unchanged_hunks=sum(not h.changes_lines for h in section.hunks),
         )
         text = _render_section(section) if section.dialect != "context" else ""
         self.files.append(_with_text(piece, text))
@@ -479,6 +500,7 @@ def _with_text(piece: FilePatch, text: str) -> FilePatch:
         index_mode=piece.index_mode,
         hunks=piece.hunks,
         recounted=piece.recounted,
+        unchanged_hunks=piece.unchanged_hunks,
     )
 
 
@@ -490,7 +512,7 @@ def _render_section(section: _Section) -> str:
         new = "/dev/null" if section.new_null else _quote("b/" + (section.new_path or ""))
         out = [f"--- {old}\n", f"+++ {new}\n"]
     out += section.binary_lines
-    out += [hunk.render() for hunk in section.hunks]
+    out += [hunk.render() for hunk in section.hunks if hunk.changes_lines]
     return "".join(out)
 
 
