@@ -45,6 +45,11 @@ from pytest_tebench.workspace.removal import remove_tree
 #: "Hunk #2 succeeded at 40 with fuzz 1 (offset 3 lines)." (GNU patch; git apply -v says the same
 #: without the fuzz part).
 _HUNK_REPORT = re.compile(r"Hunk #\d+ succeeded at \d+(?: with fuzz (\d+))?(?: \(offset (-?\d+) lines?\))?")
+#: How a prediction is read and applied (this module and :mod:`.patches`), in the key of every
+#: stored result whose verdict depends on it: a result applied under older rules is made again
+#: (2: a hunk of context lines only is left out, so the rest of the prediction applies; GNU
+#: ``patch`` runs with none of the user's environment).
+APPLY_RULES = 2
 #: GNU patch's whole environment besides ``PATH``: nothing of the user's reaches it.
 _PATCH_ENV = {"LC_ALL": "C"}
 #: GNU patch's fuzz may drop context lines at each end of a hunk; it is kept below every hunk's

@@ -50,6 +50,7 @@ from pytest_tebench.metrics.scores import set_scores
 from pytest_tebench.report.properties import Property
 from pytest_tebench.report.terminal import format_counts_line
 from pytest_tebench.report.terminal import format_ids
+from pytest_tebench.workspace.checkout import APPLY_RULES
 from pytest_tebench.workspace.checkout import PatchDoesNotApply
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.layout import is_test_path
@@ -125,6 +126,8 @@ class TebenchAdapter:
             {
                 "instance": _content_key(payload)["content"],
                 "allow_non_test_edits": self.settings.allow_non_test_edits,
+                # how the prediction is applied decides identification too
+                "apply_rules": APPLY_RULES,
                 # everything of the update settings that can change a finished result
                 "update": None
                 if update is None
