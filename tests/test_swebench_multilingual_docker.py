@@ -80,6 +80,7 @@ def _project(tmp_path: Path) -> tuple[Path, str]:
     (tree / "test").mkdir()
     (tree / "src/Calc.java").write_text(CALC)
     (tree / "test/CalcTest.java").write_text(TEST)
+    (tree / "src/Current.java").symlink_to("Calc.java")  # a link the image's repository has
     git(tree, "init", "--quiet")
     git(tree, "add", "--all")
     git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "base")
@@ -108,7 +109,15 @@ def test_a_multilingual_row_runs_its_eval_script_in_an_official_layout_image(
     dataset = pytester.path / "rows.jsonl"
     dataset.write_text(json.dumps(row) + "\n")
     predictions = pytester.path / "preds.jsonl"
-    lines = [("fixer", gold), ("wrong", wrong), ("empty", ""), ("test-editor", test_patch + gold)]
+    # a plain hunk on the image's link, no mode line: git would retarget it
+    retarget = (
+        "diff --git a/src/Current.java b/src/Current.java\n--- a/src/Current.java\n+++ b/src/Current.java\n"
+        "@@ -1 +1 @@\n-Calc.java\n\\ No newline at end of file\n+/etc/passwd\n\\ No newline at end of file\n"
+    )
+    lines = [
+        ("fixer", gold), ("wrong", wrong), ("empty", ""), ("test-editor", test_patch + gold),
+        ("retargeter", gold + retarget),
+    ]  # fmt: skip
     predictions.write_text(
         "".join(
             json.dumps({"instance_id": INSTANCE, "model_name_or_path": m, "model_patch": p}) + "\n"
@@ -124,7 +133,7 @@ def test_a_multilingual_row_runs_its_eval_script_in_an_official_layout_image(
             f"--tebench-predictions={predictions}", f"--tebench-cache-dir={tmp_path / 'cache'}",
             "--tebench-swebench-images=official", f"--tebench-report={report}", "-m", "lang_java",
         )  # fmt: skip
-        result.assert_outcomes(passed=1, failed=3)
+        result.assert_outcomes(passed=1, failed=4)
     finally:
         client.images.remove(image, force=True)
         client.close()
@@ -150,3 +159,6 @@ def test_a_multilingual_row_runs_its_eval_script_in_an_official_layout_image(
         ("test/CalcTest.java", "test-patch")
     ]
     assert "tests" not in refused["timings"]
+    retargeted = records["retargeter"]
+    assert retargeted["status"] == "refused" and "tests" not in retargeted["timings"]
+    assert [(f["path"], f["rule"]) for f in retargeted["refused_files"]] == [("src/Current.java", "link")]

@@ -292,3 +292,26 @@ def test_a_failed_probe_makes_the_guard_inactive_with_its_reason_never_tampered(
         context=context,  # type: ignore[arg-type]
     )
     assert block == {"active": False, "reason": reason}
+
+
+def test_a_link_of_the_image_is_read_as_one_and_a_plain_hunk_on_it_is_refused(tmp_path: Path) -> None:
+    # git keeps a link's target as its content: with no mode line, a hunk on it retargets it
+    files: dict[str, Any] = {**BASE, "pkg/data.py": official_refusal.ImageLink("core.py")}
+    retarget = (
+        "diff --git a/pkg/data.py b/pkg/data.py\n--- a/pkg/data.py\n+++ b/pkg/data.py\n@@ -1 +1 @@\n"
+        "-core.py\n\\ No newline at end of file\n+/etc/passwd\n\\ No newline at end of file\n"
+    )
+    edit = _edit("pkg/core.py", "    return 1", "    return 2", "def f():")
+    decision = official_refusal.decide(edit + retarget, FakeReader(files), PYTEST, tmp_path)
+    assert [(r.path, r.rule) for r in decision.refusals] == [("pkg/data.py", "link")]
+    assert official_refusal.image_links(edit + retarget, FakeReader(files)) == ["pkg/data.py"]
+    assert official_refusal.image_links(edit, FakeReader(files)) == []
+    # a hunk that does not apply to the link still names it
+    wrong = retarget.replace("-core.py", "-elsewhere.py")
+    assert [(r.path, r.rule) for r in _decide_with(files, wrong, tmp_path).refusals] == [
+        ("pkg/data.py", "link")
+    ]
+
+
+def _decide_with(files: Mapping[str, Any], patch: str, tmp_path: Path) -> official_refusal.Decision:
+    return official_refusal.decide(patch, FakeReader(files), PYTEST, tmp_path)

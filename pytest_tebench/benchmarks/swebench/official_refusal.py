@@ -8,7 +8,11 @@ create`` and ``get_archive``: no code runs), into a small scratch git repository
 applied there with the same apply chain, and its changes are judged by the same policy.
 
 The files are read from ``/testbed``'s working tree, which is what the official harness applies
-the patch to (a ``pre_install`` edit made at image build time included).
+the patch to (a ``pre_install`` edit made at image build time included). A symbolic link there is
+read as a link (:class:`ImageLink`) and made one in the scratch repository: git keeps a link's
+target as its content, so a hunk without any mode line changes where it points, and only the
+link itself tells it from a file (then refused as a ``link``). Multilingual rows ask the same
+reader which touched paths are links (:func:`image_links`).
 """
 
 from __future__ import annotations
@@ -34,8 +38,17 @@ from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.patches import PatchFormatError
 from pytest_tebench.workspace.patches import parse_patch
 
-#: Reads the base files of an image: ``{path: bytes, or None where /testbed has no such file}``.
-Reader = Callable[[list[str]], Mapping[str, bytes | None]]
+
+@dataclass(frozen=True)
+class ImageLink:
+    """A symbolic link of the image's ``/testbed`` where a patch names a path: its target."""
+
+    target: str
+
+
+#: Reads the base files of an image: ``{path: bytes, the link it is, or None where /testbed has
+#: no such file}``.
+Reader = Callable[[list[str]], Mapping[str, bytes | ImageLink | None]]
 
 
 @dataclass(frozen=True)
@@ -79,7 +92,10 @@ def decide(patch: str, reader: Reader, policy: paths.RunnerPolicy, scratch_paren
                 continue
             target = tree / path
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
+            if isinstance(content, ImageLink):
+                target.symlink_to(content.target)  # committed as a link; never followed here
+            else:
+                target.write_bytes(content)
         git(tree, "add", "--all", "--force")
         git(tree, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base")
         applied = evaluation.apply_model_patch(tree, patch)
@@ -88,18 +104,29 @@ def decide(patch: str, reader: Reader, policy: paths.RunnerPolicy, scratch_paren
         else:
             # it does not apply to the very files the image holds, so it will not apply there either;
             # should it all the same, the paths alone still decide (no content is assumed)
-            changes = [paths.Change(path, _text(base.get(path)), None) for path in touched]
+            linked = {path for path, content in base.items() if isinstance(content, ImageLink)}
+            changes = [
+                paths.Change(path, _text(base.get(path)), None, "120000" if path in linked else "")
+                for path in touched
+            ]
         return Decision(applied.method, paths.refusals(changes, policy), tuple(changes))
 
 
-def _text(content: bytes | None) -> str | None:
-    return None if content is None else content.decode("utf-8", errors="replace")
+def image_links(patch: str, reader: Reader) -> list[str]:
+    """The paths ``patch`` touches that the image's ``/testbed`` holds as symbolic links."""
+    touched = touched_paths(patch)
+    base = reader(touched) if touched else {}
+    return [path for path in touched if isinstance(base.get(path), ImageLink)]
+
+
+def _text(content: bytes | ImageLink | None) -> str | None:
+    return content.decode("utf-8", errors="replace") if isinstance(content, bytes) else None
 
 
 def image_reader(client: Any, image: str) -> Reader:
     """A :data:`Reader` of ``image``'s ``/testbed``: a created, never started, container."""
 
-    def read(wanted: list[str]) -> Mapping[str, bytes | None]:
+    def read(wanted: list[str]) -> Mapping[str, bytes | ImageLink | None]:
         try:
             container = client.containers.create(image, command=["true"], network_disabled=True)
         except docker.errors.DockerException as exc:
@@ -112,7 +139,7 @@ def image_reader(client: Any, image: str) -> Reader:
     return read
 
 
-def _read_one(container: Any, where: str) -> bytes | None:
+def _read_one(container: Any, where: str) -> bytes | ImageLink | None:
     try:
         chunks, _ = container.get_archive(where)
     except docker.errors.NotFound:
@@ -121,8 +148,10 @@ def _read_one(container: Any, where: str) -> bytes | None:
         raise HarnessError(f"cannot read {where} from its image: {exc}") from exc
     with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
         member = archive.next()
+        if member is not None and member.issym():
+            return ImageLink(member.linkname)  # get_archive gives the link itself, not its target
         if member is None or not member.isfile():
-            # a folder or a link where the patch names a file: nothing to apply a text diff to
+            # a folder or a hard link where the patch names a file: nothing to apply a text diff to
             return None
         extracted = archive.extractfile(member)
         return None if extracted is None else extracted.read()

@@ -32,6 +32,7 @@ from pytest_tebench.benchmarks.base import EvalContext
 from pytest_tebench.benchmarks.swebench import evaluation
 from pytest_tebench.benchmarks.swebench import official
 from pytest_tebench.benchmarks.swebench import official_images
+from pytest_tebench.benchmarks.swebench import official_refusal
 from pytest_tebench.benchmarks.swebench.multilingual import runner_files
 from pytest_tebench.benchmarks.swebench.multilingual import where
 from pytest_tebench.benchmarks.swebench.multilingual.rows import MultilingualInstance
@@ -41,6 +42,7 @@ from pytest_tebench.benchmarks.swebench.records import refused_record
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import UnsupportedEnvironment
 from pytest_tebench.instance.predictions import Prediction
+from pytest_tebench.integrity.paths import Refusal
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import Executor
 
@@ -156,6 +158,14 @@ class MultilingualRuns:
         run = PatchRun(guard_reason=NO_GUARD.format(language=payload.language))
         started = time.perf_counter()
         run.refusals = runner_files.refusals(patch, payload.test_patch, payload.language)
+        client = getattr(self.executor(context), "client", None)
+        if not run.refusals and prepared.built is None and client is not None:
+            # a link the image's repository has: a plain hunk on it changes where it points
+            reader = official_refusal.image_reader(client, prepared.image)
+            run.refusals = [
+                Refusal(path, "link", "a symbolic link of the image's repository (a hunk retargets it)")
+                for path in official_refusal.image_links(patch, reader)
+            ]
         run.timings["refusal_check"] = evaluation.timed(started)
         if run.refusals:
             return run
