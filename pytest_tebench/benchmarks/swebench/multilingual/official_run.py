@@ -158,8 +158,12 @@ class MultilingualRuns:
         run = PatchRun(guard_reason=NO_GUARD.format(language=payload.language))
         started = time.perf_counter()
         run.refusals = runner_files.refusals(patch, payload.test_patch, payload.language)
-        client = getattr(self.executor(context), "client", None)
-        if not run.refusals and prepared.built is None and client is not None:
+        client = (
+            None
+            if run.refusals or prepared.built is not None
+            else getattr(self.executor(context), "client", None)
+        )
+        if client is not None:
             # a link the image's repository has: a plain hunk on it changes where it points
             reader = official_refusal.image_reader(client, prepared.image)
             run.refusals = [
