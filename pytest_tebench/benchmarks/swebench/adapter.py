@@ -85,8 +85,9 @@ def _stderr(line: str) -> None:
 EVALUATION_VERSION = 7
 #: Part of the key of items run in an official image only (built ones keep theirs): 2: runner
 #: files refused, a clean environment and the guard there too; 3: the install phase judged
-#: against gold's before the tests run.
-OFFICIAL_VERSION = 3
+#: against gold's before the tests run; 4: a link the image's repository has is read as a link,
+#: and a hunk that would retarget it refused.
+OFFICIAL_VERSION = 4
 
 #: JUnit properties of the ``swebench`` record block.
 JUNIT_FIELDS: tuple[str, ...] = (
