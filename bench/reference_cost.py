@@ -558,12 +558,24 @@ class Setup:
     worker_pass: bool = True
 
 
+def python_path(value: str) -> str:
+    """A path names the same file from the reference's own working directory; a bare command is
+    looked up on PATH."""
+    # absolute, not resolved: a venv's python is a link, and only its own path finds the venv
+    return str(Path(value).absolute()) if os.sep in value else value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reference", type=Path, required=True, help="a checkout of iSEngLab/TEBench")
     parser.add_argument("--repos", type=Path, required=True, help="mirrors as owner+name[/repo]")
     parser.add_argument("--dataset", type=Path, action="append", required=True, help="rows of tebench build")
-    parser.add_argument("--reference-python", default=sys.executable, help="Python with the reference's deps")
+    parser.add_argument(
+        "--reference-python",
+        type=python_path,
+        default=sys.executable,
+        help="Python with the reference's deps (a path, or a command on PATH)",
+    )
     parser.add_argument(
         "--maven-repo",
         type=Path,

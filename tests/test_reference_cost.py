@@ -161,3 +161,16 @@ def test_an_assertion_over_two_lines_goes_whole(bench: ModuleType, tmp_path: Pat
     after = _applied(tmp_path, patch)
     assert "calc.add(3, 1)" not in after
     assert "assertEquals(1, new Calc().sub(2, 1));" in after
+
+
+def test_a_relative_reference_python_keeps_its_venv(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the reference runs from its own working directory, so a relative path must become absolute,
+    # and a venv's python (a link to the base interpreter) must not be resolved out of its venv
+    venv_bin = tmp_path / "refvenv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to(sys.executable)
+    monkeypatch.chdir(tmp_path)
+    assert bench.python_path("refvenv/bin/python") == str(venv_bin / "python")
+    assert bench.python_path("python3") == "python3"
