@@ -71,6 +71,17 @@ def test_v05_has_source_changes_binary_included_and_old_tests(history: History, 
     assert ws.path != history.path
 
 
+def test_a_relative_parent_folder_holds_the_workspace(
+    history: History, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    v1, v0 = history.commits
+    row = history.instance_row(v1, v0, instance_id="proj__1", repo="me/proj", labels=["stale"])
+    monkeypatch.chdir(tmp_path)
+    ws = Workspace.create(history.path, v1, str(row["source_patch"]), parent=Path("ws"))
+    assert ws.path.parent == tmp_path / "ws"
+    assert (ws.path / MAIN).read_text() == "class A { int f() { return 2; } }\n"
+
+
 def test_v05_commit_hash_is_reproducible(history: History, tmp_path: Path) -> None:
     first, _ = _workspace(history, tmp_path)
     second, _ = _workspace(history, tmp_path)

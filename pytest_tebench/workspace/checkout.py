@@ -117,6 +117,8 @@ class Workspace:
     @classmethod
     def create(cls, source_repo: Path, v_minus_1: str, source_patch: str, *, parent: Path) -> Workspace:
         """Clone ``source_repo`` into a new directory under ``parent`` and commit V-0.5."""
+        # absolute: git runs in ``parent``, so a relative path would name a folder inside it
+        parent = parent.absolute()
         parent.mkdir(parents=True, exist_ok=True)
         path = Path(tempfile.mkdtemp(prefix="ws-", dir=parent))
         workspace = cls(path)
