@@ -201,6 +201,10 @@ def test_cache_key_names_the_gold_rules(tmp_path: Path, monkeypatch: pytest.Monk
     keys = plain.cache_key(instance), update.cache_key(instance)
     monkeypatch.setattr(adapter_module, "APPLY_RULES", adapter_module.APPLY_RULES + 1)
     assert plain.cache_key(instance) != keys[0] and update.cache_key(instance) != keys[1]
+    # and so do the rules that say which test methods a patch changed
+    keys = plain.cache_key(instance), update.cache_key(instance)
+    monkeypatch.setattr(adapter_module, "IDENTIFICATION_RULES", adapter_module.IDENTIFICATION_RULES + 1)
+    assert plain.cache_key(instance) != keys[0] and update.cache_key(instance) != keys[1]
 
 
 def test_v0_date_is_kept_and_keys_gold(tmp_path: Path) -> None:

@@ -127,3 +127,58 @@ class T extends TestCase {
         .replace("helperNotTest() { }", "helperNotTest() { fail(); }")
     )
     assert _items(before, after) == [f"{P}::T#again", f"{P}::T#params", f"{P}::T#testOld"]
+
+
+FIELDS_BEFORE = """\
+package p;
+
+class WrapTest {
+    private static final Character[] LETTERS = {'a', 'b',
+            'c', 'd'};
+
+    @Test
+    void wrapsLongLines() {
+        assertEquals("a\\nb", Wrap.wrap("a b", 1));
+    }
+
+    @Test
+    void keepsShortLines() {
+        assertEquals("ab", Wrap.wrap("ab", 5));
+    }
+
+    @Test
+    void removedLater() {
+        assertEquals("", Wrap.wrap("", 5));
+    }
+}
+"""
+#: A statement where a member belongs, after a field's last line (as on commons-text aa7e49dd):
+#: tree-sitter's recovery then finds no method of the class at all.
+STRAY = '            java.nio.file.Files.write(java.nio.file.Paths.get(System.getProperty("h"), "X"), new byte[]{1});\n'
+
+
+def test_a_syntax_error_elsewhere_does_not_make_every_method_an_item() -> None:
+    broken = FIELDS_BEFORE.replace("'c', 'd'};\n", "'c', 'd'};\n" + STRAY)
+    found = changes_of([FileChange(P, P, FIELDS_BEFORE, broken)])
+    assert found.parse_problems == (P,)
+    assert found.items == []
+    # a real change still counts, a whitespace-only one does not, a deletion still counts
+    edited = broken.replace('Wrap.wrap("ab", 5)', 'Wrap.wrap("ab", 6)').replace(
+        'Wrap.wrap("a b", 1));', 'Wrap.wrap("a b",   1)  );'
+    )
+    edited = edited.replace(
+        '    @Test\n    void removedLater() {\n        assertEquals("", Wrap.wrap("", 5));\n    }\n', ""
+    )
+    assert _items(FIELDS_BEFORE, edited) == [f"{P}::WrapTest#keepsShortLines", f"{P}::WrapTest#removedLater"]
+
+
+def test_a_method_v05_already_has_is_no_addition_when_v05_does_not_parse() -> None:
+    # V-0.5 has the stray line (no method of it parses); the patch takes it out: every method is
+    # found after the patch, none of them new
+    broken = FIELDS_BEFORE.replace("'c', 'd'};\n", "'c', 'd'};\n" + STRAY)
+    assert _items(broken, FIELDS_BEFORE) == []
+    grown = FIELDS_BEFORE.replace(
+        "    @Test\n    void keepsShortLines",
+        "    @Test\n    void added() { }\n\n    @Test\n    void keepsShortLines",
+    )
+    assert _items(broken, grown) == [f"{P}::<added>"]

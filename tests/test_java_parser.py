@@ -11,6 +11,7 @@ from pytest_tebench.java.parser import JavaMethod
 from pytest_tebench.java.parser import identity_key
 from pytest_tebench.java.parser import java_tokens
 from pytest_tebench.java.parser import keyed_methods
+from pytest_tebench.java.parser import lexical_tokens
 from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
 
@@ -582,3 +583,14 @@ def test_deeply_nested_classes_parse_without_recursion_error() -> None:
     assert method.class_path == tuple(f"C{i}" for i in range(depth)) and method.is_test
     # source order is kept: the outer class first, methods after the types that hold them
     assert parsed.types[0].class_path == ("C0",)
+
+
+def test_the_lexer_alone_reads_literals_whole_and_skips_comments() -> None:
+    text = 'void a() { /* c */ x("a\\nb", \'}\', 1.5e3f); // end\n  String s = """\n  hi """; $y = Ünï; }'
+    assert lexical_tokens(text) == (
+        "void", "a", "(", ")", "{", "x", "(", '"a\\nb"', ",", "'}'", ",", "1.5e3f", ")", ";",
+        "String", "s", "=", '"""\n  hi """', ";", "$y", "=", "Ünï", ";", "}",
+    )  # fmt: skip
+    # the same tokens however the code is laid out, and an open comment runs to the end
+    assert lexical_tokens("x (  \"a\\nb\" ,'}'\n,1.5e3f) ;") == lexical_tokens("x(\"a\\nb\",'}',1.5e3f);")
+    assert lexical_tokens("a /* open") == ("a",)

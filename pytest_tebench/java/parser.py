@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import re
 import threading
 from collections.abc import Collection
 from collections.abc import Iterable
@@ -404,6 +405,28 @@ def _parse_file(data: bytes) -> JavaFile:
         methods=tuple(builder.methods),
         has_errors=root.has_error,
     )
+
+
+#: Java's tokens as a lexer sees them, without a grammar (:func:`lexical_tokens`): comments and
+#: blanks are skipped, literals are whole, any other character that is no name or number is a
+#: token of its own.
+_LEXEME = re.compile(
+    r"""(//[^\n]*|/\*.*?(?:\*/|\Z))"""  # comments, skipped (one left open runs to the end)
+    r'|("""[\s\S]*?(?:"""|\Z)'  # text blocks
+    r'|"(?:\\.|[^"\\\n])*"?'  # strings
+    r"|'(?:\\.|[^'\\\n])*'?"  # characters
+    r"|[^\W\d][\w$]*|\$[\w$]*"  # names and keywords
+    r"|\d[\w.]*"  # numbers
+    r"|\S)",  # anything else, one character at a time
+    re.DOTALL,
+)
+
+
+def lexical_tokens(text: str) -> tuple[str, ...]:
+    """The tokens of ``text`` read by a lexer alone, comments left out: for a file with syntax
+    errors, whose recovered tree can split a literal or lose a class (so its leaves are no
+    longer what a method's :attr:`JavaMethod.tokens` were), and for a piece of a file."""
+    return tuple(match[2] for match in _LEXEME.finditer(text) if match[2])
 
 
 def original_offset(source: bytes, offset: int) -> int:

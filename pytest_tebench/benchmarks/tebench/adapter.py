@@ -32,6 +32,7 @@ from pytest_tebench.benchmarks.tebench.aggregate import summarise
 from pytest_tebench.benchmarks.tebench.gold_record import GOLD_RULES
 from pytest_tebench.benchmarks.tebench.gold_record import GoldReference
 from pytest_tebench.benchmarks.tebench.gold_record import InvalidInstance
+from pytest_tebench.benchmarks.tebench.identification import IDENTIFICATION_RULES
 from pytest_tebench.benchmarks.tebench.identification import TestChanges
 from pytest_tebench.benchmarks.tebench.identification import test_changes
 from pytest_tebench.benchmarks.tebench.properties import tebench_properties
@@ -128,6 +129,7 @@ class TebenchAdapter:
                 "allow_non_test_edits": self.settings.allow_non_test_edits,
                 # how the prediction is applied decides identification too
                 "apply_rules": APPLY_RULES,
+                "identification_rules": IDENTIFICATION_RULES,
                 # everything of the update settings that can change a finished result
                 "update": None
                 if update is None

@@ -67,8 +67,10 @@ MAX_TEST_LINES = 200
 #: leave without a version to its release by V0's date (run/maven/plugin_pins); /5 selects a test
 #: whose name is not ASCII by the names javac gives it in other encodings too (run/maven/surefire);
 #: /6 finds the module of a class declared in a file of another name (run/maven/reactor); /7
-#: never rejects a commit for a build that died while the kernel killed for memory (run/oom).
-BUILDER_VERSION = f"{__version__}/7"
+#: never rejects a commit for a build that died while the kernel killed for memory (run/oom); /8
+#: identifies gold's changes in a file with syntax errors by the tokens it left standing
+#: (identification.IDENTIFICATION_RULES 2).
+BUILDER_VERSION = f"{__version__}/8"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,11 @@ the V-0.5 paths of the files, so a renamed test file is followed: gold renaming
 that only moves inside its file (to another nested class, or with its class renamed) keeps its
 V-0.5 identity, so an unchanged move is no item. A renamed test *method* is, as in the paper,
 a deletion of the old name plus an addition in its file.
+
+A file with syntax errors is parsed as far as tree-sitter recovers, and a recovery can lose whole
+classes (one broken field initialiser hid all 20 methods of a commons-text test class, so each
+was "deleted"). So there a method whose tokens the patch left standing, in order and unbroken,
+is no item, whatever the recovered tree says: it was neither modified nor deleted, nor added.
 """
 
 from __future__ import annotations
@@ -28,12 +33,17 @@ from pathlib import PurePosixPath
 from pytest_tebench.java.parser import JavaFile
 from pytest_tebench.java.parser import JavaMethod
 from pytest_tebench.java.parser import keyed_methods
+from pytest_tebench.java.parser import lexical_tokens
 from pytest_tebench.java.parser import overloaded_names
 from pytest_tebench.java.parser import parse_java
 from pytest_tebench.workspace.checkout import FileChange
 from pytest_tebench.workspace.layout import is_test_path
 
 ADDED_MARKER = "<added>"
+#: Version of these rules, part of every stored TEBench result's key: a result identified under
+#: older rules is made again (2: in a file with syntax errors, a method whose tokens the patch
+#: left standing is no item).
+IDENTIFICATION_RULES = 2
 
 
 @dataclass(frozen=True)
@@ -84,8 +94,41 @@ def test_changes(files: Iterable[FileChange]) -> TestChanges:
             for parsed, path in ((old, change.old_path), (new, change.new_path))
             if parsed and parsed.has_errors and path
         )
-        changes.extend(_file_changes(change, old, new))
+        found = _file_changes(change, old, new)
+        if (old and old.has_errors) or (new and new.has_errors):
+            found = _touched_only(found, change.old_text or "", change.new_text or "")
+        changes.extend(found)
     return TestChanges(tuple(changes), tuple(sorted(set(problems))))
+
+
+def _touched_only(changes: list[TestMethodChange], old_text: str, new_text: str) -> list[TestMethodChange]:
+    """``changes`` without the methods the patch left as they were (see the module's docstring): a
+    V-0.5 method whose tokens stand, in order and unbroken, in the patched file is neither deleted
+    nor modified, and a method found after the patch whose tokens so stand in V-0.5 is no
+    addition. Only for files with syntax errors, where the recovered trees cannot be trusted; so
+    the tokens here are a lexer's (:func:`lexical_tokens`), never the recovered tree's leaves."""
+    lines = (_lines(old_text), _lines(new_text))
+    streams = (_joined(lexical_tokens(old_text)), _joined(lexical_tokens(new_text)))
+    result = []
+    for change in changes:
+        side = 1 if change.kind == "added" else 0
+        method = change.new if side else change.old
+        assert method is not None
+        text = "\n".join(lines[side][method.start_line - 1 : method.end_line])
+        if _joined(lexical_tokens(text)) not in streams[1 - side]:
+            result.append(change)
+    return result
+
+
+def _lines(text: str) -> list[str]:
+    # the parser's line numbers count the LF-separated lines of the CRLF-normalised source
+    return text.replace("\r\n", "\n").split("\n")
+
+
+def _joined(tokens: tuple[str, ...]) -> str:
+    # NUL between tokens (Java source holds none outside a literal): one substring search finds
+    # a whole run of tokens, and never a run that starts or ends inside a token
+    return "\0" + "\0".join(tokens) + "\0"
 
 
 def _file_changes(change: FileChange, old: JavaFile | None, new: JavaFile | None) -> list[TestMethodChange]:
