@@ -275,6 +275,8 @@ def test_collect_sees_deletions_renames_binaries_and_non_utf8(
     resources.mkdir(parents=True)
     (resources / "blob.bin").write_bytes(bytes(range(256)))
     (resources / "latin1 [x].txt").write_bytes(b"caf\xe9\n")
+    # a project's own attributes that name a text diff driver outrank the harness's -diff
+    (folder / ".gitattributes").write_text("*.txt text diff=plain\n", encoding="utf-8")
     (folder / "target" / "classes").mkdir(parents=True)
     (folder / "target" / "classes" / "A.class").write_bytes(b"\xca\xfe\xba\xbe")
     head, index = git_text(folder, "rev-parse", "HEAD"), (folder / ".git" / "index").read_bytes()

@@ -39,8 +39,8 @@ from pytest_tebench.workspace.layout import link_change_reason
 from pytest_tebench.workspace.patches import FilePatch
 from pytest_tebench.workspace.patches import PatchFormatError
 from pytest_tebench.workspace.patches import parse_patch
-from pytest_tebench.workspace.patches import render
 from pytest_tebench.workspace.removal import remove_tree
+from pytest_tebench.workspace.textdiff import is_utf8
 
 #: "Hunk #2 succeeded at 40 with fuzz 1 (offset 3 lines)." (GNU patch; git apply -v says the same
 #: without the fuzz part).
@@ -137,7 +137,7 @@ class Workspace:
             git(path, "tag", "v-1")
             if source_patch.strip():
                 try:
-                    workspace._apply_exact(source_patch, three_way=False)
+                    workspace._apply_dataset_patch(source_patch, "v-1")
                 except GitError as exc:
                     raise BadInstance(
                         f"source_patch does not apply to v_minus_1_commit {v_minus_1}: {exc}"
@@ -165,8 +165,17 @@ class Workspace:
         git(self.path, "clean", "-fdqx", "-e", "target/")
 
     def read(self, rev: str, path: str) -> str | None:
+        """The text of ``path`` at ``rev`` (None when absent), decoded as :func:`source_texts` does."""
+        return source_texts(self.read_bytes(rev, path))[0]
+
+    def read_pair(self, base: str, old_path: str, new: str, new_path: str) -> tuple[str | None, str | None]:
+        """Two versions of one file, decoded alike (:func:`source_texts`), to be compared."""
+        old_text, new_text = source_texts(self.read_bytes(base, old_path), self.read_bytes(new, new_path))
+        return old_text, new_text
+
+    def read_bytes(self, rev: str, path: str) -> bytes | None:
         result = git(self.path, "show", f"{rev}:{path}", check=False)
-        return result.stdout.decode("utf-8", errors="replace") if result.returncode == 0 else None
+        return result.stdout if result.returncode == 0 else None
 
     def changed_files(self, base: str, new: str) -> list[FileChange]:
         """Every file that differs between two revisions, renames detected (git's default 50 %)."""
@@ -189,9 +198,7 @@ class Workspace:
             elif status[0] == "D":
                 changes.append(FileChange(old_path, None, self.read(base, old_path), None))
             else:
-                changes.append(
-                    FileChange(old_path, new_path, self.read(base, old_path), self.read(new, new_path))
-                )
+                changes.append(FileChange(old_path, new_path, *self.read_pair(base, old_path, new, new_path)))
         return changes
 
     def changed_line_numbers(self, base: str, new: str) -> dict[str, tuple[frozenset[int], frozenset[int]]]:
@@ -208,7 +215,7 @@ class Workspace:
         """Commit V-0.5 + ``test_patch`` as tag ``gold``; a gold patch must apply exactly."""
         self.checkout("v-0.5")
         try:
-            self._apply_exact(test_patch, three_way=False)
+            self._apply_dataset_patch(test_patch, "v-0.5")
         except GitError as exc:
             raise BadInstance(f"the gold test_patch does not apply to V-0.5: {exc}") from exc
         commit = self._commit_all("gold", tag="gold")
@@ -332,12 +339,49 @@ class Workspace:
         # --force: a patch may add a file the project's .gitignore matches; build output stays out
         git(self.path, "add", "--all", "--force", "--", ".", ":(exclude,glob)**/target/**")
 
-    def _apply_exact(self, patch: str, *, three_way: bool) -> str:
+    def _apply_exact(self, patch: str | bytes, *, three_way: bool) -> str:
         args = ["apply", "-v", "--binary", "--whitespace=nowarn"] + (["--3way"] if three_way else []) + ["-"]
-        return git(self.path, *args, input=patch.encode("utf-8")).stderr.decode("utf-8", errors="replace")
+        data = patch.encode("utf-8") if isinstance(patch, str) else patch
+        return git(self.path, *args, input=data).stderr.decode("utf-8", errors="replace")
+
+    def _apply_dataset_patch(self, patch: str, rev: str) -> None:
+        """A dataset's patch, which must apply exactly to ``rev`` (checked out): as written, or
+        else (a dataset made elsewhere that holds a Latin-1 source's lines as text) with its
+        pieces in their files' encodings."""
+        try:
+            self._apply_exact(patch, three_way=False)
+        except GitError as exc:
+            if patch.isascii():
+                raise
+            try:
+                encoded = self._encoded(parse_patch(patch), rev)
+            except PatchFormatError:
+                raise exc from None
+            if encoded == patch.encode("utf-8"):
+                raise
+            self.checkout(rev)
+            self._apply_exact(encoded, three_way=False)
+
+    def _encoded(self, files: list[FilePatch], rev: str = "v-0.5") -> bytes:
+        """The pieces as bytes for git or ``patch``: UTF-8, but a piece of text for a file whose
+        bytes at ``rev`` are not UTF-8 in that file's own single-byte encoding (see
+        :func:`legacy_encoding`), as an editor would save it: a model writes ``caf\u00e9`` where a
+        Latin-1 source holds the byte E9, and in UTF-8 its context would never match."""
+        parts: list[bytes] = []
+        for piece in files:
+            # only a piece of non-ASCII text for an existing file can differ between encodings;
+            # its headers are encoded too, so its paths must read alike in every encoding
+            legacy = piece.hunks and not piece.text.isascii() and all(p.isascii() for p in piece.paths)
+            data = self.read_bytes(rev, piece.old_path) if legacy and piece.old_path else None
+            encoding = legacy_encoding(data) if data is not None else None
+            try:
+                parts.append(piece.text.encode(encoding or "utf-8"))
+            except UnicodeEncodeError:  # a character the file's encoding lacks: as the model wrote it
+                parts.append(piece.text.encode("utf-8"))
+        return b"".join(parts)
 
     def _apply_with_fallbacks(self, files: list[FilePatch], details: dict[str, int]) -> str:
-        patch = render(files)
+        patch = self._encoded(files)
         attempts: list[str] = []
         for method in ("git-apply", "3way", "fuzzy"):
             try:
@@ -356,10 +400,10 @@ class Workspace:
         """git ignoring white space (all context must match), then GNU patch ignoring white space
         with a fuzz that leaves at least one context line of every hunk to match. (git's ``-C``
         drops context silently, so fuzz is left to ``patch``, which reports it per hunk.)"""
-        patch = render(files)
+        patch = self._encoded(files)
         relaxed = git(
             self.path, "apply", "-v", "--ignore-whitespace", "--whitespace=nowarn", "-",
-            input=patch.encode("utf-8"), check=False,
+            input=patch, check=False,
         )  # fmt: skip
         if relaxed.returncode == 0:
             return relaxed.stderr.decode("utf-8", errors="replace")
@@ -375,7 +419,7 @@ class Workspace:
             result = subprocess.run(
                 ["patch", "-p1", "--batch", "--forward", "-l", f"--fuzz={fuzz}", "--no-backup-if-mismatch",
                  "--get=0", "-r", "-"],
-                cwd=self.path, input=patch.encode("utf-8"), capture_output=True, timeout=120, check=False,
+                cwd=self.path, input=patch, capture_output=True, timeout=120, check=False,
                 env=_PATCH_ENV | {"PATH": os.environ.get("PATH", os.defpath)},
             )  # fmt: skip
         except FileNotFoundError:
@@ -394,6 +438,29 @@ class Workspace:
         git(self.path, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", message)
         git(self.path, "tag", "--force", tag)
         return self.rev("HEAD")
+
+
+def legacy_encoding(data: bytes) -> str | None:
+    """The single-byte encoding a source that is not UTF-8 is in: windows-1252 when its bytes are
+    all defined there (its printable 0x80-0x9F are what such files hold in that range), else
+    ISO-8859-1 (every byte is a character); None for UTF-8."""
+    if is_utf8(data):
+        return None
+    try:
+        data.decode("cp1252")
+    except UnicodeDecodeError:
+        return "iso-8859-1"
+    return "cp1252"
+
+
+def source_texts(*versions: bytes | None) -> tuple[str | None, ...]:
+    """Versions of one source file as text to parse and compare: UTF-8 when every version is;
+    otherwise (a Latin-1 source) each byte one character, for all of them. Replacement characters
+    would make ``"\u00e9"`` and ``"\u00e8"`` the same token, and two versions decoded differently
+    would differ in every non-ASCII literal."""
+    present = [data for data in versions if data is not None]
+    encoding = "utf-8" if all(is_utf8(data) for data in present) else "latin-1"
+    return tuple(None if data is None else data.decode(encoding) for data in versions)
 
 
 def changed_line_numbers(diff: str) -> dict[str, tuple[frozenset[int], frozenset[int]]]:

@@ -52,10 +52,14 @@ from pytest_tebench.run.maven.surefire import SKIPPED
 from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import Workspace
+from pytest_tebench.workspace.checkout import source_texts
+from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_text
 from pytest_tebench.workspace.layout import MAVEN
 from pytest_tebench.workspace.layout import is_test_path
 from pytest_tebench.workspace.patches import parse_patch
+from pytest_tebench.workspace.textdiff import UndecodableDiff
+from pytest_tebench.workspace.textdiff import text_diff
 
 MAX_FILES = 20
 MIN_TEST_LINES = 5
@@ -69,8 +73,10 @@ MAX_TEST_LINES = 200
 #: /6 finds the module of a class declared in a file of another name (run/maven/reactor); /7
 #: never rejects a commit for a build that died while the kernel killed for memory (run/oom); /8
 #: identifies gold's changes in a file with syntax errors by the tokens it left standing
-#: (identification.IDENTIFICATION_RULES 2).
-BUILDER_VERSION = f"{__version__}/8"
+#: (identification.IDENTIFICATION_RULES 2); /9 sends a file that is not UTF-8 (a Latin-1 source) as
+#: a binary piece (workspace/textdiff), where its replacement characters made gold not apply, and
+#: reads it byte for byte (IDENTIFICATION_RULES 3).
+BUILDER_VERSION = f"{__version__}/9"
 
 
 @dataclass(frozen=True)
@@ -149,9 +155,13 @@ def static_check(repo_dir: Path, commit: Commit, project: str, repo: str) -> Can
         return f"changed test lines outside {MIN_TEST_LINES}-{MAX_TEST_LINES} ({test_lines})"
 
     def patch(selected: list[str]) -> str:
-        if not selected:
-            return ""
-        return git_text(repo_dir, "diff", "--binary", "--full-index", "-M", base, head, "--", *selected)
+        # a Latin-1 source goes as a binary piece: replacement characters would not apply
+        return text_diff(repo_dir, base, head, selected) if selected else ""
+
+    try:
+        source_patch, test_patch = patch(other_paths), patch(test_paths)
+    except UndecodableDiff as exc:
+        return str(exc)
 
     row: dict[str, Any] = {
         "instance_id": f"{project}__{head[:8]}",
@@ -168,8 +178,8 @@ def static_check(repo_dir: Path, commit: Commit, project: str, repo: str) -> Can
         "num_changed_files": len(paths),
         "src_changed_lines": _nonblank_changed_lines(repo_dir, base, head, other_paths),
         "test_changed_lines": test_lines,
-        "source_patch": patch(other_paths),
-        "test_patch": patch(test_paths),
+        "source_patch": source_patch,
+        "test_patch": test_patch,
     }
     return Candidate(commit, row)
 
@@ -178,8 +188,8 @@ def _changes_method_bodies(repo_dir: Path, base: str, head: str, paths: Iterable
     for path in paths:
         if not MAVEN.is_production_java(path):
             continue
-        old = _show(repo_dir, base, path)
-        new = _show(repo_dir, head, path)
+        # decoded alike: a Latin-1 literal changed from one letter to another is a change
+        old, new = source_texts(_show(repo_dir, base, path), _show(repo_dir, head, path))
         if new is None:
             continue
         new_file = parse_java(new)
@@ -192,9 +202,9 @@ def _changes_method_bodies(repo_dir: Path, base: str, head: str, paths: Iterable
     return False
 
 
-def _show(repo_dir: Path, rev: str, path: str) -> str | None:
-    text = git_text(repo_dir, "show", f"{rev}:{path}", check=False)
-    return text if text or _exists(repo_dir, rev, path) else None
+def _show(repo_dir: Path, rev: str, path: str) -> bytes | None:
+    data = git(repo_dir, "show", f"{rev}:{path}", check=False).stdout
+    return data if data or _exists(repo_dir, rev, path) else None
 
 
 def _exists(repo_dir: Path, rev: str, path: str) -> bool:

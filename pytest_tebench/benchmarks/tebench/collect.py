@@ -39,14 +39,11 @@ from pytest_tebench.workspace.gitcmd import GitError
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_env
 from pytest_tebench.workspace.gitcmd import has_commit
+from pytest_tebench.workspace.textdiff import UndecodableDiff
+from pytest_tebench.workspace.textdiff import text_diff
 
 #: Paths never collected: Maven build output (as the harness leaves it out of its commits too).
 _BUILD_OUTPUT = ":(exclude,glob)**/target/**"
-_DIFF_OPTIONS = (
-    "--binary", "--full-index", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
-    # explicit prefixes: a repository's diff.noprefix / diff.mnemonicPrefix must not change the patch
-    "--src-prefix=a/", "--dst-prefix=b/",
-)  # fmt: skip
 
 
 class CollectProblem(TebenchError):
@@ -124,7 +121,11 @@ def folder_patch(folder: Path, metadata: ExportMetadata) -> str:
     finally:
         index.unlink(missing_ok=True)
         Path(f"{index}.lock").unlink(missing_ok=True)
-    return _diff_text(folder, base, tree, pathspec)
+    try:
+        return text_diff(folder, base, tree, pathspec)
+    except UndecodableDiff as exc:
+        # only a .gitattributes of the project that forces a text diff driver gets here
+        raise CollectProblem(str(exc)) from exc
 
 
 def write_predictions(predictions: Sequence[dict[str, str]], out: Path) -> Path:
@@ -151,65 +152,3 @@ def _git_indexed(cwd: Path, index: Path, *args: str) -> bytes:
     """
     env = {**git_env(), "GIT_INDEX_FILE": str(index)}
     return git(cwd, "-c", "core.fsmonitor=false", *args, env=env).stdout
-
-
-def _diff(folder: Path, base: str, tree: str, pathspec: Sequence[str], *config: str) -> bytes:
-    # quotePath: a header with raw non-ASCII bytes would not be valid UTF-8 text either
-    args = ("-c", "core.quotePath=true", *config, "diff", *_DIFF_OPTIONS, base, tree, "--", *pathspec)
-    return git(folder, *args).stdout
-
-
-def _diff_text(folder: Path, base: str, tree: str, pathspec: Sequence[str]) -> str:
-    raw = _diff(folder, base, tree, pathspec)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    paths = _non_utf8_paths(folder, base, tree, pathspec)
-    with tempfile.TemporaryDirectory(prefix="tebench-collect-") as scratch:
-        attributes = Path(scratch) / "attributes"
-        attributes.write_bytes(b"".join(_attribute_pattern(p) + b" -diff\n" for p in paths))
-        raw = _diff(folder, base, tree, pathspec, "-c", f"core.attributesFile={attributes}")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # only a .gitattributes of the project that forces a text diff driver gets here
-        shown = ", ".join(p.decode("utf-8", "replace") for p in paths)
-        raise CollectProblem(f"non-UTF-8 text that could not be sent as binary ({shown}): {exc}") from exc
-
-
-def _non_utf8_paths(folder: Path, base: str, tree: str, pathspec: Sequence[str]) -> list[bytes]:
-    """Paths (both sides of a rename) of changed files whose old or new content is not UTF-8."""
-    raw = git(folder, "diff", "--raw", "-z", "--no-abbrev", "-M", base, tree, "--", *pathspec).stdout
-    fields = raw.split(b"\0")
-    found: list[bytes] = []
-    index = 0
-    while index < len(fields) and fields[index].startswith(b":"):
-        _, _, old_oid, new_oid, status = fields[index][1:].decode().split(" ")
-        paths = fields[index + 1 : index + (3 if status[0] in "RC" else 2)]
-        index += 1 + len(paths)
-        for oid in (old_oid, new_oid):
-            if oid.strip("0") and not _is_utf8(git(folder, "cat-file", "blob", oid).stdout):
-                found.extend(paths)
-                break
-    return list(dict.fromkeys(found))
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _attribute_pattern(path: bytes) -> bytes:
-    """A gitattributes pattern matching exactly ``path``: anchored, globs escaped, C-quoted."""
-    escaped = b"".join(b"\\" + bytes([c]) if c in b"\\*?[" else bytes([c]) for c in b"/" + path)
-    quoted = b"".join(
-        b"\\" + bytes([c]) if c in b'"\\'
-        else f"\\{c:03o}".encode() if c < 0x20 or c >= 0x7F
-        else bytes([c])
-        for c in escaped
-    )  # fmt: skip
-    return b'"' + quoted + b'"'

@@ -42,8 +42,9 @@ from pytest_tebench.workspace.layout import is_test_path
 ADDED_MARKER = "<added>"
 #: Version of these rules, part of every stored TEBench result's key: a result identified under
 #: older rules is made again (2: in a file with syntax errors, a method whose tokens the patch
-#: left standing is no item).
-IDENTIFICATION_RULES = 2
+#: left standing is no item; 3: a source that is not UTF-8 is read byte for byte, not with
+#: replacement characters that made two different literals one token).
+IDENTIFICATION_RULES = 3
 
 
 @dataclass(frozen=True)

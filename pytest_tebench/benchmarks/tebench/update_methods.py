@@ -99,7 +99,8 @@ def _versions(
         if change is not None:  # changed, renamed or deleted by this side
             where, text, old_text = change.new_path, change.new_text, change.old_text
         else:  # untouched by this side, or a file it created
-            where, text, old_text = path, workspace.read(rev, path), workspace.read("v-0.5", path)
+            where = path
+            old_text, text = workspace.read_pair("v-0.5", path, rev, path)
         if where is None or text is None:
             continue
         old = parse_java(old_text) if old_text is not None else None
