@@ -24,7 +24,9 @@ workspace and from an empty ``target/``; then instances per hour for gold plus o
 Then (``--worker-pass on``, the default) ours alone once more, every instance in one executor as one
 worker of a long run meets them (:func:`worker_pass`: its warm Maven JVM has built another instance
 before, each instance still gets a fresh cache), printed as ``first system, worker warm`` and
-``second system, worker warm`` against the same reference seconds, and instances per hour from them.
+``second system, worker warm`` against the same reference seconds (``..., same project`` where the
+instance before it in the datasets' order is of its own project, as most items of a long run meet),
+and instances per hour from them.
 ``--gold-runs 1`` makes ours run gold once, as the reference does (no flakiness check): the
 figures then show what that check costs; the default is the plugin's.
 
@@ -482,18 +484,32 @@ def measure(
     return result
 
 
+@dataclass(frozen=True)
+class WorkerTimes:
+    """One instance of :func:`worker_pass`: its two systems' seconds, and what came before it."""
+
+    first: float
+    second: float
+    outcome: str
+    #: The project of the instance the worker built just before (a long run's items go in the
+    #: predictions file's order, which is project by project for `tebench collect`'s files).
+    after_project: str
+
+
 def worker_pass(
     adapter: TebenchAdapter, instances: list[tuple[BenchmarkInstance, str]], setup: Setup
-) -> dict[str, tuple[float, float, str]]:
+) -> dict[str, WorkerTimes]:
     """Ours again, every instance in ONE executor, as one worker of a long run sees them: its
     warm Maven JVM has built an earlier instance already (JIT-compiled ``javac`` and Maven's core),
     while each instance gets a fresh cache (gold built again, nothing stored carries over). The
-    first instance follows an untimed run of the last one (of itself when there is one). Per
-    instance: (first system, second system, ours' outcome of the first)."""
+    first instance follows an untimed run of the last one (of itself when there is one); the
+    others follow the one before them in the datasets' order, so two instances of one project
+    given one after the other show a worker that has just built that project."""
     executor = LocalExecutor(warm_jvm=setup.warm_jvm)
-    times: dict[str, tuple[float, float, str]] = {}
+    times: dict[str, WorkerTimes] = {}
     try:
         order = [(instances[-1], False)] + [(pair, True) for pair in instances]
+        before = ""
         for k, ((instance, other), counted) in enumerate(order):
             ctx = ours_context(setup.work / f"worker-cache-{k}", setup.work / "repos", executor)
             gold = adapter.gold_patch(instance)
@@ -501,10 +517,20 @@ def worker_pass(
             _, second_seconds = ours_item(adapter, instance, ctx, "second", other)
             shutil.rmtree(ctx.cache_dir, ignore_errors=True)
             if counted:
-                times[instance.instance_id] = (first_seconds, second_seconds, _ours_outcome(first))
+                times[instance.instance_id] = WorkerTimes(
+                    first_seconds, second_seconds, _ours_outcome(first), before
+                )
+            before = instance.project
     finally:
         executor.close()
     return times
+
+
+def warm_label(system: str, instance: BenchmarkInstance, times: WorkerTimes) -> str:
+    """``first system, worker warm`` after another project's instance; ``..., same project`` after
+    one of its own project's (what most items of a long run meet)."""
+    state = "same project" if times.after_project == instance.project else "worker warm"
+    return f"{system} system, {state}"
 
 
 def _ours_outcome(record: dict[str, Any]) -> str:
@@ -656,15 +682,16 @@ def main() -> None:
     if setup.worker_pass and done:
         steady = worker_pass(adapter, done, setup)
         total = 0.0
-        for instance_id, (first, second, outcome) in steady.items():
+        by_id = {instance.instance_id: instance for instance, _ in done}
+        for instance_id, times in steady.items():
             got = got_by_id[instance_id]
-            for system, seconds in (("first", first), ("second", second)):
+            for system, seconds in (("first", times.first), ("second", times.second)):
                 theirs = got.seconds["reference", system]
-                label = f"{system} system, worker warm"
+                label = warm_label(system, by_id[instance_id], times)
                 print(f"{instance_id}  {label:<28} reference {theirs:7.1f} s  ours {seconds:7.1f} s  "
                       f"{ratio(theirs, seconds)}")  # fmt: skip
-            print(f"    ours: {outcome}")
-            total += first + second
+            print(f"    ours: {times.outcome}")
+            total += times.first + times.second
         show("instances per hour, gold + one system (ours, worker warm)", per_hour(len(steady), total))
     show("load average at end (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg()))
 

@@ -174,3 +174,16 @@ def test_a_relative_reference_python_keeps_its_venv(
     monkeypatch.chdir(tmp_path)
     assert bench.python_path("refvenv/bin/python") == str(venv_bin / "python")
     assert bench.python_path("python3") == "python3"
+
+
+def test_a_warm_worker_line_says_whether_the_worker_just_built_the_same_project(bench: ModuleType) -> None:
+    from pytest_tebench.benchmarks.base import BenchmarkInstance
+
+    lang = BenchmarkInstance("commons-lang__d47dc7af", "commons-lang", "apache/commons-lang", (), "x:1")
+    after_lang = bench.WorkerTimes(20.0, 4.0, "evaluated", after_project="commons-lang")
+    after_gson = bench.WorkerTimes(25.0, 4.0, "evaluated", after_project="gson")
+    assert bench.warm_label("first", lang, after_lang) == "first system, same project"
+    assert bench.warm_label("second", lang, after_gson) == "second system, worker warm"
+    assert bench.warm_label("first", lang, bench.WorkerTimes(1.0, 1.0, "", after_project="")) == (
+        "first system, worker warm"
+    )
