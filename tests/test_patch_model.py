@@ -624,3 +624,21 @@ def test_hunks_of_context_lines_only_change_nothing_and_block_nothing(ws: Worksp
     nothing = ws.commit_prediction(noop)
     assert (nothing.applied_files, nothing.details["unchanged_hunks"]) == ((), 1)
     assert ws.read("prediction", TEST) == TEST_V1
+
+
+def test_a_hunk_that_goes_on_past_a_line_no_hunk_holds_is_corrupt_not_cut_short(ws: Workspace) -> None:
+    # a remark inside a hunk: git says "corrupt patch", GNU patch "malformed patch"; read as the
+    # end of the hunk, "five" applied and "eight", which the parser then passed over, was lost unsaid
+    header = f"diff --git a/{TEST} b/{TEST}\n--- a/{TEST}\n+++ b/{TEST}\n"
+    body = "     // line 4\n-    // line 5\n+    // five\n     // line 6\n"
+    rest = "-    // line 8\n+    // eight\n     // line 9\n"
+    with pytest.raises(PatchDoesNotApply, match=r"line 9: 'then line 7' inside the hunk of line 4"):
+        ws.commit_prediction(header + "@@ -4,6 +4,6 @@\n" + body + "then line 7\n" + rest)
+    # a context line that lost its space before a tab is a context line, as GNU patch reads it
+    applied = ws.commit_prediction(header + "@@ -4,6 +4,6 @@\n" + body + "\t// line 7\n" + rest)
+    assert applied.method == "fuzzy" and applied.applied_files == (TEST,)
+    assert {"// five", "// eight"} <= set(str(ws.read("prediction", TEST)).replace("    ", "").splitlines())
+    # a hunk that only announces more lines than it has still ends at the remark after it
+    applied = ws.commit_prediction(header + "@@ -4,4 +4,4 @@\n" + body + "Note:\n- line 5 is five now\n")
+    assert applied.applied_files == (TEST,) and applied.details["recounted_hunks"] == 1
+    assert "// five" in str(ws.read("prediction", TEST)) and "eight" not in str(ws.read("prediction", TEST))

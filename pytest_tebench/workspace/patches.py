@@ -419,11 +419,14 @@ class _Reader:
                 body.append(current)
                 old_left -= current[:1] in " -"
                 new_left -= current[:1] in " +"
-            elif current in ("\n", "\r\n") and not satisfied:
-                body.append(" " + current)  # models drop the space of an empty context line
+            elif (current in ("\n", "\r\n") or current.startswith("\t")) and not satisfied:
+                # models drop the space of a context line that is empty or starts with a tab;
+                # GNU patch reads both as context lines ("assume the space got eaten")
+                body.append(" " + current)
                 old_left -= 1
                 new_left -= 1
             else:
+                self._refuse_interrupted(start, old_left, new_left)
                 break
             self.index += 1
         if old_left > 0 or new_left > 0:
@@ -438,6 +441,31 @@ class _Reader:
         if not body:
             raise PatchFormatError(f"line {start}: an empty hunk")
         section.hunks.append(Hunk(old_start, new_start, match[5], tuple(body)))
+
+    def _refuse_interrupted(self, start: int, old_left: int, new_left: int) -> None:
+        """A hunk cut short by a line that is no hunk line (a remark) must not lose what follows:
+        when that line, read as context, and the hunk lines after it make up exactly the lines its
+        header announces, with a change among them, the hunk goes on past it, and the patch is
+        corrupt (git: "corrupt patch", GNU patch: "malformed patch"). Recounted instead, the hunk
+        would apply without its later changes, which the parser would pass over as prose. A hunk
+        that merely announces too many lines (models miscount) still ends here."""
+        old, new = old_left - 1, new_left - 1
+        changes = False
+        offset = 1
+        while old > 0 or new > 0:
+            line = self._at(offset)
+            if not line.startswith((" ", "-", "+")) or self._header_kind(offset):
+                return
+            old -= line[0] in " -"
+            new -= line[0] in " +"
+            changes = changes or line[0] != " "
+            offset += 1
+        if old == new == 0 and changes:
+            bad = self.lines[self.index].rstrip("\r\n")
+            raise PatchFormatError(
+                f"line {self.index + 1}: {bad[:60]!r} inside the hunk of line {start}, which goes on "
+                "after it: a hunk line starts with ' ', '+', '-' or '\\' (git: corrupt patch)"
+            )
 
     # -- context diffs ------------------------------------------------------------------------
     def _context_section(self) -> None:
