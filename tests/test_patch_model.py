@@ -332,8 +332,10 @@ def test_what_the_patch_tool_writes_beyond_the_pieces_is_put_back(
     if leave == "planted":
         apply = Workspace._apply_fuzzy
 
-        def apply_and_plant(self: Workspace, files: list[FilePatch], details: dict[str, int]) -> str:
-            report = apply(self, files, details)
+        def apply_and_plant(
+            self: Workspace, files: list[FilePatch], patch: bytes, details: dict[str, int]
+        ) -> str:
+            report = apply(self, files, patch, details)
             _plant_stray(self)
             return report
 
@@ -365,8 +367,10 @@ def test_a_rename_keeps_both_its_paths_when_a_stray_file_is_put_back(
     assert clean.method == "fuzzy" and clean.refused == ()
     apply = Workspace._apply_fuzzy
 
-    def apply_and_delete(self: Workspace, files: list[FilePatch], details: dict[str, int]) -> str:
-        report = apply(self, files, details)
+    def apply_and_delete(
+        self: Workspace, files: list[FilePatch], patch: bytes, details: dict[str, int]
+    ) -> str:
+        report = apply(self, files, patch, details)
         (self.path / MAIN).unlink()  # a file V-0.5 has, deleted: it comes back
         return report
 

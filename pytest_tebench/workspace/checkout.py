@@ -388,7 +388,7 @@ class Workspace:
         for method in ("git-apply", "3way", "fuzzy"):
             try:
                 if method == "fuzzy":
-                    report = self._apply_fuzzy(files, details)
+                    report = self._apply_fuzzy(files, patch, details)
                 else:
                     report = self._apply_exact(patch, three_way=method == "3way")
                 details.update(_hunk_report(report))
@@ -398,11 +398,11 @@ class Workspace:
                 self.checkout("v-0.5")  # each attempt starts from a clean V-0.5
         raise PatchDoesNotApply("the prediction does not apply to V-0.5", "\n".join(attempts))
 
-    def _apply_fuzzy(self, files: list[FilePatch], details: dict[str, int]) -> str:
+    def _apply_fuzzy(self, files: list[FilePatch], patch: bytes, details: dict[str, int]) -> str:
         """git ignoring white space (all context must match), then GNU patch ignoring white space
         with a fuzz that leaves at least one context line of every hunk to match. (git's ``-C``
-        drops context silently, so fuzz is left to ``patch``, which reports it per hunk.)"""
-        patch = self._encoded(files)
+        drops context silently, so fuzz is left to ``patch``, which reports it per hunk.) ``patch``
+        is ``files`` as :meth:`_encoded` gives them."""
         relaxed = git(
             self.path, "apply", "-v", "--ignore-whitespace", "--whitespace=nowarn", "-",
             input=patch, check=False,
