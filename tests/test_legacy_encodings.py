@@ -19,11 +19,16 @@ from pytest_tebench.benchmarks.tebench.builder import Candidate
 from pytest_tebench.benchmarks.tebench.builder import list_commits
 from pytest_tebench.benchmarks.tebench.builder import static_check
 from pytest_tebench.benchmarks.tebench.identification import test_changes as changes_of
+from pytest_tebench.benchmarks.tebench.text import TebenchLayout
+from pytest_tebench.instance.datasets import RawRecord
+from pytest_tebench.text.build import TextSettings
+from pytest_tebench.text.build import build_one
 from pytest_tebench.workspace.checkout import PatchDoesNotApply
 from pytest_tebench.workspace.checkout import Workspace
-from pytest_tebench.workspace.checkout import legacy_encoding
 from pytest_tebench.workspace.checkout import source_texts
 from pytest_tebench.workspace.gitcmd import git_text
+from pytest_tebench.workspace.repos import RepositoryStore
+from pytest_tebench.workspace.textdiff import legacy_encoding
 from pytest_tebench.workspace.textdiff import text_diff
 
 from conftest import History
@@ -180,3 +185,30 @@ def _as_diff(old: str, new: str, path: str = TEST) -> str:
         old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
     )
     return f"diff --git a/{path} b/{path}\n" + "".join(lines)
+
+
+def test_a_text_prompt_shows_latin1_sources_and_their_change_as_text(
+    make_history: Callable[[str], History], tmp_path: Path
+) -> None:
+    # the change and the files as the model must read them: "café", never base85 or "caf\ufffd"
+    history = make_history("latin-text")
+    name = b'package p;\n// Fran\xe7ais\nclass Calc {\n    String name() {\n        return "caf\xe9";\n    }\n}\n'
+    history.commit({MAIN: name, TEST: _test_source(b"caf\xe9")}, "v-1")
+    v0 = history.commit(
+        {MAIN: name.replace(b"caf\xe9", b"caf\xe9s"), TEST: _test_source(b"caf\xe9s", 5)}, "v0"
+    )
+    row = _candidate(history, v0).row
+    assert "GIT binary patch" in row["source_patch"]
+    (instance,) = TebenchLayout().load([RawRecord(row, "d.jsonl:1")])
+    store = RepositoryStore(tmp_path / "cache", url_template=str(history.path))
+    for style in ("oracle", "bm25"):
+        outcome = build_one(instance, TebenchLayout(), store, TextSettings(style=style, scratch=tmp_path))
+        assert outcome.error is None and outcome.row is not None, outcome.error
+        text = outcome.row["text"]
+        change, code = text.split("<code>")
+        assert '-        return "caf\u00e9";\n+        return "caf\u00e9s";' in change, change
+        assert "Binary file" not in text and "GIT binary patch" not in text and "\ufffd" not in text
+        # both Latin-1 files are shown, V-0.5's production file with its change
+        assert sorted(outcome.files) == [MAIN, TEST]
+        assert 'return "caf\u00e9s";' in code and "// Fran\u00e7ais" in code and "\u00e0 la carte" in code
+    assert outcome.row["source_patch"] == row["source_patch"]  # the row itself is written unchanged

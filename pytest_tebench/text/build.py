@@ -28,6 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from typing import Protocol
@@ -40,7 +41,10 @@ from pytest_tebench.text.bm25 import FileIndex
 from pytest_tebench.text.tokens import TokenCache
 from pytest_tebench.text.tokens import count_tokens
 from pytest_tebench.workspace.checkout import Workspace
+from pytest_tebench.workspace.patches import parse_patch
 from pytest_tebench.workspace.repos import RepositoryStore
+from pytest_tebench.workspace.textdiff import legacy_encoding
+from pytest_tebench.workspace.textdiff import shown_text_diff
 from pytest_tebench.workspace.trees import Tree
 from pytest_tebench.workspace.trees import read_tree
 
@@ -68,6 +72,9 @@ class TextInstance:
     #: Set by :meth:`PromptLayout.shorten`: what the prompt shows of the task instead of the row's
     #: own text (the row itself is always written unchanged).
     shown_task: str | None = None
+    #: ``patch`` as the prompt shows it, set by the builder when ``patch`` sends a text file that
+    #: is not UTF-8 (a Latin-1 source) as a GIT binary patch: that file's diff as readable text.
+    shown_patch: str | None = None
 
     @property
     def tree_key(self) -> tuple[str, str, str]:
@@ -157,6 +164,7 @@ class _Caches:
         self.tree_key: object = None
         self.tree: Tree | None = None
         self.index: FileIndex | None = None
+        self.shown_patch: str | None = None
         self.tokens = TokenCache()
         self._analyzer: Analyzer | None = None
         self.last_documents: set[object] = set()
@@ -230,7 +238,9 @@ def _build(
     instance: TextInstance, layout: PromptLayout, store: RepositoryStore, settings: TextSettings
 ) -> TextOutcome:
     oracle = layout.oracle_files(instance) if settings.style == "oracle" else []
-    tree, index = _tree_and_index(instance, layout, store, settings, set(oracle))
+    tree, index, shown_patch = _tree_and_index(instance, layout, store, settings, set(oracle))
+    if shown_patch is not None:
+        instance = replace(instance, shown_patch=shown_patch)
     context = {p: _text(tree, p) for p in sorted(tree.blobs) if layout.is_context(p)}
     if settings.style == "oracle":
         files = {p: _text(tree, p) for p in oracle}
@@ -279,12 +289,12 @@ def _fit(
 def _tree_and_index(
     instance: TextInstance, layout: PromptLayout, store: RepositoryStore, settings: TextSettings,
     oracle: set[str],
-) -> tuple[Tree, FileIndex | None]:  # fmt: skip
+) -> tuple[Tree, FileIndex | None, str | None]:  # fmt: skip
     key = (instance.tree_key, settings.style, tuple(sorted(oracle)))
     if settings.style == "bm25":
         key = (instance.tree_key, settings.style, ())
     if _CACHES.tree_key == key and _CACHES.tree is not None:
-        return _CACHES.tree, _CACHES.index
+        return _CACHES.tree, _CACHES.index, _CACHES.shown_patch
 
     def wanted(path: str) -> bool:
         if settings.style == "bm25":
@@ -292,10 +302,12 @@ def _tree_and_index(
         return path in oracle or layout.is_context(path)
 
     mirror = store.locate(instance.repo, [instance.commit])
+    shown_patch = None
     if instance.patch.strip():
         workspace = Workspace.create(mirror, instance.commit, instance.patch, parent=settings.scratch)
         try:
             tree = read_tree(workspace.path, "v-0.5", wanted=wanted)
+            shown_patch = _readable_patch(workspace.path, instance)
         finally:
             workspace.remove()
     else:
@@ -313,8 +325,21 @@ def _tree_and_index(
         _CACHES.analyzer.keep_only(keys | _CACHES.last_documents)
         _CACHES.last_documents = keys
         index = FileIndex(documents, _CACHES.analyzer)
-    _CACHES.tree_key, _CACHES.tree, _CACHES.index = key, tree, index
-    return tree, index
+    _CACHES.tree_key, _CACHES.tree, _CACHES.index, _CACHES.shown_patch = key, tree, index, shown_patch
+    return tree, index, shown_patch
+
+
+def _readable_patch(workspace: Path, instance: TextInstance) -> str | None:
+    """``instance.patch`` with each GIT binary piece of a text file that is not UTF-8 replaced by
+    that file's diff as text (base85 tells a model nothing); None when it has no such piece."""
+    pieces = parse_patch(instance.patch)
+    shown = [
+        shown_text_diff(workspace, instance.commit, "v-0.5", f.old_path, f.new_path) if f.binary else None
+        for f in pieces
+    ]
+    if all(text is None for text in shown):
+        return None
+    return "".join(text if text is not None else f.text for f, text in zip(pieces, shown, strict=True))
 
 
 def _text(tree: Tree, path: str) -> str:
@@ -322,8 +347,13 @@ def _text(tree: Tree, path: str) -> str:
     if text is None:
         if tree.sha(path) is None:
             return ""
-        # not UTF-8: shown with replacement characters rather than failing the instance
-        return tree.blobs[path][1].decode("utf-8", errors="replace")
+        data = tree.blobs[path][1]
+        # not UTF-8: a Latin-1 source is shown in its own encoding (evaluation sends a model's
+        # non-ASCII text back in it); a binary file with replacement characters rather than
+        # failing the instance
+        encoding = legacy_encoding(data) if b"\0" not in data else None
+        text = data.decode(encoding or "utf-8", errors="replace")
+        return text.replace("\r\n", "\n").replace("\r", "\n")
     return text
 
 

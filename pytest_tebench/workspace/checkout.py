@@ -41,6 +41,7 @@ from pytest_tebench.workspace.patches import PatchFormatError
 from pytest_tebench.workspace.patches import parse_patch
 from pytest_tebench.workspace.removal import remove_tree
 from pytest_tebench.workspace.textdiff import is_utf8
+from pytest_tebench.workspace.textdiff import legacy_encoding
 
 #: "Hunk #2 succeeded at 40 with fuzz 1 (offset 3 lines)." (GNU patch; git apply -v says the same
 #: without the fuzz part).
@@ -440,19 +441,6 @@ class Workspace:
         git(self.path, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", message)
         git(self.path, "tag", "--force", tag)
         return self.rev("HEAD")
-
-
-def legacy_encoding(data: bytes) -> str | None:
-    """The single-byte encoding a source that is not UTF-8 is in: windows-1252 when its bytes are
-    all defined there (its printable 0x80-0x9F are what such files hold in that range), else
-    ISO-8859-1 (every byte is a character); None for UTF-8."""
-    if is_utf8(data):
-        return None
-    try:
-        data.decode("cp1252")
-    except UnicodeDecodeError:
-        return "iso-8859-1"
-    return "cp1252"
 
 
 def source_texts(*versions: bytes | None) -> tuple[str | None, ...]:

@@ -92,6 +92,50 @@ def is_utf8(data: bytes) -> bool:
     return True
 
 
+def shown_text_diff(
+    repo: Path, base: str, new: str, old_path: str | None, new_path: str | None
+) -> str | None:
+    """One file's diff as a person reads it, for prompts (never applied): a file whose bytes are
+    not UTF-8 shown as text, each side's lines decoded in that side's own encoding (see
+    :func:`legacy_encoding`), where :func:`text_diff` must send a GIT binary patch. None for a
+    file that is binary (a NUL byte on either side)."""
+    before = _blob(repo, base, old_path)
+    after = _blob(repo, new, new_path)
+    if any(b"\0" in data for data in (before, after) if data is not None):
+        return None
+    side = {
+        b"-": (legacy_encoding(before) if before is not None else None) or "utf-8",
+        b"+": (legacy_encoding(after) if after is not None else None) or "utf-8",
+    }
+    options = [option for option in DIFF_OPTIONS if option != "--binary"]
+    paths = list(dict.fromkeys(p for p in (old_path, new_path) if p is not None))
+    raw = git(repo, "-c", "core.quotePath=true", "diff", "--text", *options, base, new, "--", *paths).stdout
+    # a context line has the same bytes on both sides: read it as the old file holds it
+    lines = [line.decode(side.get(line[:1], side[b"-" if before is not None else b"+"]), "replace")
+             for line in raw.split(b"\n")]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _blob(repo: Path, revision: str, path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    result = git(repo, "cat-file", "blob", f"{revision}:{path}", check=False)
+    return result.stdout if result.returncode == 0 else None
+
+
+def legacy_encoding(data: bytes) -> str | None:
+    """The single-byte encoding a source that is not UTF-8 is in: windows-1252 when its bytes are
+    all defined there (its printable 0x80-0x9F are what such files hold in that range), else
+    ISO-8859-1 (every byte is a character); None for UTF-8."""
+    if is_utf8(data):
+        return None
+    try:
+        data.decode("cp1252")
+    except UnicodeDecodeError:
+        return "iso-8859-1"
+    return "cp1252"
+
+
 def _diff(
     repo: Path, base: str, new: str, pathspec: Sequence[str], *config: str, env: dict[str, str] | None = None
 ) -> bytes:

@@ -89,6 +89,12 @@ def shown_diff(source_patch: str, *, keep: int | None = None) -> str:
     return (text + notes).rstrip("\n")
 
 
+def _source_patch(instance: TextInstance) -> str:
+    """The production change as the prompt shows it: the builder's readable form when the row's
+    sends a Latin-1 source as a GIT binary patch."""
+    return instance.shown_patch or str(instance.row.get("source_patch") or "")
+
+
 def task_text(instance: TextInstance) -> str:
     """The commit message, or the instance's own fields when the dataset has none."""
     message = instance.row.get("v0_message")
@@ -126,19 +132,25 @@ class TebenchLayout:
         return False
 
     def query(self, instance: TextInstance) -> str:
-        row = instance.row
-        return task_text(instance) + "\n" + str(row.get("source_patch", ""))
+        return task_text(instance) + "\n" + _source_patch(instance)
 
     def oracle_files(self, instance: TextInstance) -> list[str]:
         row = instance.row
+        # a binary piece of a Java source is a file that is not UTF-8 (a Latin-1 source): shown too
         tests = [
             f.old_path
             for f in parse_patch(str(row["test_patch"]))
-            if f.old_path is not None and is_test_path(f.old_path) and not f.binary
+            if f.old_path is not None
+            and is_test_path(f.old_path)
+            and (not f.binary or self.is_document(f.old_path))
         ]
         source = str(row.get("source_patch") or "")
         production = (
-            [f.new_path for f in parse_patch(source) if f.new_path is not None and not f.binary]
+            [
+                f.new_path
+                for f in parse_patch(source)
+                if f.new_path is not None and (not f.binary or self.is_document(f.new_path))
+            ]
             if source.strip()
             else []
         )
@@ -149,7 +161,7 @@ class TebenchLayout:
 
     def shorten(self, instance: TextInstance, max_tokens: int, count: Callable[[str], int]) -> TextInstance:
         """Show whole file diffs of the change while the prompt without code fits; name the rest."""
-        source = str(instance.row.get("source_patch") or "")
+        source = _source_patch(instance)
         whole = shown_diff(source)
         keep = 0
         while True:
@@ -161,14 +173,13 @@ class TebenchLayout:
         return replace(instance, shown_task=shown_diff(source, keep=keep))
 
     def render(self, instance: TextInstance, context: dict[str, str], files: dict[str, str]) -> str:
-        row = instance.row
         prompt = "\n".join(
             [
                 PREMISE,
                 "<change>",
                 task_text(instance),
                 "",
-                instance.shown_task or shown_diff(str(row.get("source_patch") or "")),
+                instance.shown_task or shown_diff(_source_patch(instance)),
                 "</change>",
                 "",
                 "<code>",
