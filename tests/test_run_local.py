@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import time
 import uuid
@@ -11,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.run import local
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.local import KILL_GRACE
 from pytest_tebench.run.local import LocalExecutor
 from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.run.reaper import PARENT_ENV
 
 
 @pytest.fixture
@@ -253,3 +257,57 @@ def test_an_endless_line_is_read_in_bounded_pieces(fake_jdk: Path, workspace: Pa
     assert lines[-1] == "after"
     assert len(result.output) < 64 * 1024
     assert lines[0].endswith("[pytest-tebench: line cut]")
+
+
+def test_a_step_dies_with_the_harness_that_started_it(
+    fake_jdk: Path, workspace: Path, tmp_path: Path
+) -> None:
+    # a harness killed outright (SIGKILL, the OOM killer, a crashed xdist worker) enforces no
+    # deadline any more: its step, and what escaped the step's session, must not run on for ever
+    marker = f"tebench-orphan-{uuid.uuid4().hex}"
+    started = tmp_path / "started"
+    script = (
+        f"setsid {sleeper(marker)} > /dev/null 2>&1 < /dev/null & touch {started}; exec {sleeper(marker)}"
+    )
+    harness = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sys; from pathlib import Path\n"
+            "from pytest_tebench.run.executor import BuildStep\n"
+            "from pytest_tebench.run.local import LocalExecutor\n"
+            f"step = BuildStep('sh', ('sh', '-c', {script!r}), 300)\n"
+            f"LocalExecutor(jdks={{17: Path({str(fake_jdk)!r})}}).run(Path({str(workspace)!r}), step, "
+            f"maven_repo=Path({str(workspace)!r}))\n"
+        )],
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # the harness, the reaper and the two sleepers (the step's own, and the one that escaped)
+        assert started.exists() and len(processes_with(marker)) == 4
+    finally:
+        harness.kill()
+        harness.wait()
+    deadline = time.monotonic() + 10
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker) == []
+
+
+def test_a_step_whose_harness_is_already_gone_does_not_start(tmp_path: Path) -> None:
+    # the harness died between starting the reaper and the reaper asking to die with it
+    ran = tmp_path / "ran"
+    reaper = Path(local.__file__).with_name("reaper.py")
+    result = subprocess.run(
+        [sys.executable, "-E", "-S", str(reaper), "touch", str(ran)],
+        env={**os.environ, PARENT_ENV: "1"},  # not this process's parent: it is gone
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 128 + signal.SIGTERM and "is gone" in result.stderr
+    assert not ran.exists()
+    # named rightly, the command runs, and the variable is not passed on to it
+    shown = subprocess.run(
+        [sys.executable, "-E", "-S", str(reaper), "sh", "-c", f"echo ${{{PARENT_ENV}:-unset}}"],
+        env={**os.environ, PARENT_ENV: str(os.getpid())}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert shown.stdout == "unset\n"

@@ -42,6 +42,7 @@ from pytest_tebench.run.maven import toolchains
 from pytest_tebench.run.maven import warm
 from pytest_tebench.run.maven.jdk import JdkInstall
 from pytest_tebench.run.maven.jdk import discover_jdks
+from pytest_tebench.run.reaper import PARENT_ENV
 
 #: Lines of combined output kept for the report and for failure diagnosis.
 DEFAULT_TAIL_LINES = 1000
@@ -216,7 +217,7 @@ class LocalExecutor:
                 # -E -S: the reaper needs only the standard library and no PYTHON* settings
                 (sys.executable, "-E", "-S", _REAPER, *argv),
                 cwd=workspace,
-                env=env,
+                env={**env, PARENT_ENV: str(os.getpid())},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

@@ -76,6 +76,7 @@ from pytest_tebench.run.maven.jacoco import CLI_JAR
 from pytest_tebench.run.maven.jacoco import REPORT_JVM_OPTIONS
 from pytest_tebench.run.maven.jvm_config import jvm_config
 from pytest_tebench.run.maven.jvm_config import project_basedir
+from pytest_tebench.run.reaper import PARENT_ENV
 from pytest_tebench.run.reaper import descendants
 
 SOURCE = Path(__file__).with_name("java") / "TebenchWarmMaven.java"
@@ -420,7 +421,7 @@ class LocalServer(WarmServer):
         self.process = subprocess.Popen(
             argv,
             cwd="/",
-            env=dict(env),
+            env={**env, PARENT_ENV: str(os.getpid())},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
