@@ -77,3 +77,38 @@ def test_hostile_predictions_are_refused_and_reported(demo_run: DemoRun, tmp_pat
     assert [(r["kind"], r["path"]) for r in platform["refused_files"]] == [
         ("test-platform", "src/test/resources/junit-platform.properties")
     ]
+
+
+def test_a_prediction_that_leaves_the_tree_as_it_was_scores_as_an_empty_patch(
+    demo_run: DemoRun, tmp_path: Path
+) -> None:
+    # every piece refused, or context only: V-0.5's own tests must not score it (on a stale
+    # instance they pass, and a patch of refused paths earned what an untouched tree does)
+    _, main_edit = _gold_and_main_edit()
+    test_file = f"{T}StringUtilsTest.java"
+    context_only = (
+        f"--- a/{test_file}\n+++ b/{test_file}\n@@ -1,2 +1,2 @@\n package org.tebench.textkit;\n \n"
+    )
+    tricks = {
+        "production-only": main_edit,
+        "escape": "--- a/../outside.txt\n+++ b/../outside.txt\n@@ -0,0 +1 @@\n+escaped\n",
+        "context-only": context_only,
+    }
+    path = tmp_path / "nothing.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"instance_id": INSTANCE, "model_name_or_path": model, "model_patch": patch}) + "\n"
+            for model, patch in tricks.items()
+        ),
+        encoding="utf-8",
+    )
+    _, report = demo_run(str(path), "--tebench-skip-update", "--tebench-skip-missing")
+    records: dict[str, Any] = {r["model_name_or_path"]: r for r in report["results"]}
+    production = records["production-only"]
+    assert production["status"] == "not_applied"
+    assert production["error"] == f"no piece of the prediction was applied: {MAIN} (outside the test tree)"
+    assert records["escape"]["status"] == "not_applied"
+    assert "../outside.txt (a path with '..')" in records["escape"]["error"]
+    assert records["context-only"]["status"] == "empty" and records["context-only"]["error"] is None
+    for record in records.values():
+        assert record["identification"]["tp"] == 0 and record["identification"]["fn"] > 0

@@ -51,8 +51,9 @@ _HUNK_REPORT = re.compile(r"Hunk #\d+ succeeded at \d+(?: with fuzz (\d+))?(?: \
 #: (2: a hunk of context lines only is left out, so the rest of the prediction applies; GNU
 #: ``patch`` runs with none of the user's environment; 3: a piece of text for a file that is not
 #: UTF-8 goes in that file's encoding, a context line that lost its space before a tab is one, and
-#: a hunk that goes on past a remark is corrupt rather than cut short).
-APPLY_RULES = 3
+#: a hunk that goes on past a remark is corrupt rather than cut short; 4: a prediction that leaves
+#: V-0.5's tree as it was, every piece refused or of context only, is scored as an empty patch).
+APPLY_RULES = 4
 #: GNU patch's whole environment besides ``PATH``: nothing of the user's reaches it.
 _PATCH_ENV = {"LC_ALL": "C"}
 #: GNU patch's fuzz may drop context lines at each end of a hunk; it is kept below every hunk's

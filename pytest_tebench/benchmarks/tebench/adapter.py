@@ -253,8 +253,21 @@ class TebenchAdapter:
             record["identification"] = _identification(gold_items, [])
             record["update"] = self._failed_update(prepared)
             return record
+        changes = workspace.changed_files("v-0.5", "prediction")
+        if not changes:
+            # Nothing of the prediction reached the tree (every piece refused, or hunks of context
+            # only): scored as the empty patch it amounts to, never by V-0.5's own tests, which
+            # would give a patch of refused paths what an untouched stale test earns.
+            record["status"] = "not_applied" if applied.refused else "empty"
+            if applied.refused:
+                record["error"] = "no piece of the prediction was applied: " + "; ".join(
+                    f"{r.path} ({r.reason})" for r in applied.refused
+                )
+            record["identification"] = _identification(gold_items, [])
+            record["update"] = self._failed_update(prepared)
+            return record
         try:
-            predicted = test_changes(workspace.changed_files("v-0.5", "prediction"))
+            predicted = test_changes(changes)
         except RecursionError as exc:
             # Input the analysis cannot handle is the model's failure, scored, never a way out.
             record["status"] = "not_applied"
