@@ -82,8 +82,8 @@ def test_hostile_predictions_are_refused_and_reported(demo_run: DemoRun, tmp_pat
 def test_a_prediction_that_leaves_the_tree_as_it_was_scores_as_an_empty_patch(
     demo_run: DemoRun, tmp_path: Path
 ) -> None:
-    # every piece refused, or context only: V-0.5's own tests must not score it (on a stale
-    # instance they pass, and a patch of refused paths earned what an untouched tree does)
+    # every piece refused, or context only: V-0.5's own tests must not score it (where they pass,
+    # a patch of refused paths earned what an untouched tree does)
     _, main_edit = _gold_and_main_edit()
     test_file = f"{T}StringUtilsTest.java"
     context_only = (
