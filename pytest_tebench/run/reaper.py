@@ -11,10 +11,12 @@ process exits with the command's status (``128 + n`` when it was killed by signa
 
 The harness enforces the step's deadline, so this process must not outlive it: killed itself
 (SIGKILL, the kernel's OOM killer, a crashed xdist worker), the harness would leave a step
-whose test loops for ever running with no one to stop it. ``PR_SET_PDEATHSIG`` has Linux send
-this process SIGTERM when the harness goes, and the handler above takes the step down. The
+whose test loops for ever running with no one to stop it. So a thread here watches the parent:
+when this process is handed to another (the harness is gone), the step goes down as on SIGTERM.
+Polled, not ``PR_SET_PDEATHSIG``: Linux sends that signal when the *thread* that started the
+process ends, and a warm server may outlive the thread that started it (a thread pool's). The
 harness names itself in :data:`PARENT_ENV` (taken out of the command's environment), so a
-harness that died before the signal was asked for is noticed too.
+harness that died before the watch began is noticed too.
 
 Standard input, output and error are inherited, so the executor reads the command's output as
 before. This module imports nothing but the standard library: it starts once per build step.
@@ -28,11 +30,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from types import FrameType
 
 PR_SET_CHILD_SUBREAPER = 36
-PR_SET_PDEATHSIG = 1
+#: Seconds between two looks at the parent (a step outlives a killed harness by at most this).
+PARENT_POLL = 0.5
 #: The harness's pid, set by whoever starts this process (not passed on to the command).
 PARENT_ENV = "PYTEST_TEBENCH_REAPER_PARENT"
 #: Rounds of "find descendants, SIGKILL them, reap" before giving up on a process that forks
@@ -40,22 +45,19 @@ PARENT_ENV = "PYTEST_TEBENCH_REAPER_PARENT"
 MAX_ROUNDS = 200
 
 
-def die_with_parent(parent: int | None) -> bool:
-    """Ask Linux for SIGTERM when the process that started this one ends; False when that
-    process (``parent``, or the one at the start when None) is already gone, or where unsupported.
+def watch_parent(parent: int, on_gone: Callable[[], None]) -> bool:
+    """Call ``on_gone`` (from a daemon thread) once ``parent`` is no longer this process's parent;
+    False, and no thread, when it is not now (it is gone already)."""
+    if os.getppid() != parent:
+        return False
 
-    Linux sends the signal when the *thread* that started this process ends: the harness starts
-    a step from the thread that waits for it, and a warm server from one that lives as long as
-    its executor's builds (a worker's main thread, a thread pool's)."""
-    expected = os.getppid() if parent is None else parent
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
-            return True
-    except (OSError, AttributeError):
-        return True
-    # it may have ended before the signal was asked for: then this process has a new parent
-    return os.getppid() == expected
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        on_gone()
+
+    threading.Thread(target=watch, name="tebench-parent-watch", daemon=True).start()
+    return True
 
 
 def become_subreaper() -> bool:
@@ -132,7 +134,7 @@ def main(argv: list[str]) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, stop)
     named = os.environ.pop(PARENT_ENV, "")
-    if not die_with_parent(int(named) if named.isdigit() else None):
+    if not watch_parent(int(named) if named.isdigit() else os.getppid(), lambda: stop(signal.SIGTERM, None)):
         print("the harness that started this step is gone", file=sys.stderr)
         return 128 + signal.SIGTERM
     try:
