@@ -372,14 +372,21 @@ def test_cleanup_stale_removes_containers_of_a_killed_process(
     image: str, docker_client: Any, workspace: Path, maven_repo: Path, executor: DockerExecutor
 ) -> None:
     run_id = f"crash-{os.getpid()}-{time.monotonic_ns()}"
+    # the container made as executor.run makes it, but without the process's watcher (which
+    # would remove it at once, test_a_killed_process_s_containers_go_with_it): what a watcher
+    # killed too, or a reboot, leaves for the next run's sweep
     code = textwrap.dedent(
         f"""
+        import time
         from pathlib import Path
+        import docker
         from pytest_tebench.run.docker import DockerExecutor
         from pytest_tebench.run.executor import BuildStep
         executor = DockerExecutor({image!r}, run_id={run_id!r})
         step = BuildStep("hang", ("sleep", "300"), timeout=600)
-        executor.run(Path({str(workspace)!r}), step, maven_repo=Path({str(maven_repo)!r}))
+        spec = executor.container_spec(Path({str(workspace)!r}), step, Path({str(maven_repo)!r}))
+        docker.from_env().containers.create(**spec).start()
+        time.sleep(300)
         """
     )
     child = subprocess.Popen([sys.executable, "-c", code])
@@ -405,6 +412,38 @@ def test_cleanup_stale_removes_containers_of_a_killed_process(
         assert alive.name in _leftovers(docker_client, executor.run_id)
     finally:
         alive.remove(force=True)
+
+
+def test_a_killed_process_s_containers_go_with_it(
+    image: str, docker_client: Any, workspace: Path, maven_repo: Path
+) -> None:
+    # SIGKILLed mid-step, the harness cleans up nothing: its watcher removes the running
+    # container (and a test that would loop for ever in it) without waiting for the next run
+    run_id = f"watched-{os.getpid()}-{time.monotonic_ns()}"
+    code = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from pytest_tebench.run.docker import DockerExecutor
+        from pytest_tebench.run.executor import BuildStep
+        executor = DockerExecutor({image!r}, run_id={run_id!r})
+        step = BuildStep("hang", ("sleep", "300"), timeout=600)
+        executor.run(Path({str(workspace)!r}), step, maven_repo=Path({str(maven_repo)!r}))
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 60
+        while not _leftovers(docker_client, run_id):
+            assert time.monotonic() < deadline, "the child never started its container"
+            assert child.poll() is None, "the child died before starting its container"
+            time.sleep(0.2)
+    finally:
+        child.kill()
+        child.wait()
+    deadline = time.monotonic() + 30
+    while _leftovers(docker_client, run_id) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _leftovers(docker_client, run_id) == []
 
 
 def _image_exists(client: Any, image_id: str) -> bool:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -325,6 +328,22 @@ def test_own_process_is_alive_and_a_reused_pid_is_not() -> None:
     assert start.isdigit()
     assert _pid_alive(os.getpid(), start)
     assert not _pid_alive(os.getpid(), str(int(start) + 1))
+
+
+def test_a_killed_process_its_parent_has_not_reaped_is_dead() -> None:
+    # a crashed xdist worker stays a zombie until its controller reaps it: its containers must go
+    child = subprocess.Popen(["sleep", "30"])
+    start = _process_start(child.pid)
+    assert _pid_alive(child.pid, start)
+    os.kill(child.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    try:
+        assert not _pid_alive(child.pid, start)
+    finally:
+        child.wait()
 
 
 # --------------------------------------------------------------------------- recipe

@@ -29,7 +29,9 @@ server container made from the same :meth:`DockerExecutor.container_spec` instea
 (:mod:`~pytest_tebench.run.docker_warm`).
 
 Every container carries labels naming its run, host and owning process, so
-:func:`~pytest_tebench.run.leftovers.cleanup_stale` can remove what a killed harness left behind.
+:func:`~pytest_tebench.run.leftovers.cleanup_stale` can remove what a killed harness left behind:
+the process's watcher (:mod:`~pytest_tebench.run.janitor`) runs it as soon as the process dies,
+and every run's start runs it again.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from pytest_tebench.run.executor import LineSplitter
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
 from pytest_tebench.run.executor import expand_placeholders
+from pytest_tebench.run.janitor import watch_this_process
 from pytest_tebench.run.leftovers import LABEL_RUN
 from pytest_tebench.run.leftovers import cleanup_stale
 from pytest_tebench.run.leftovers import owner_labels
@@ -461,6 +464,7 @@ class DockerExecutor:
             "maven": spec["command"][0] if is_maven(spec["command"]) else "",
         }
         try:
+            watch_this_process()
             try:
                 container = self._client.containers.create(**spec)
             except docker.errors.DockerException as exc:

@@ -56,6 +56,7 @@ from pytest_tebench.run.executor import WORKSPACE_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
 from pytest_tebench.run.executor import PhaseClock
 from pytest_tebench.run.executor import StepResult
+from pytest_tebench.run.janitor import watch_this_process
 from pytest_tebench.run.leftovers import owner_tag
 from pytest_tebench.run.leftovers import tag_owner_gone
 from pytest_tebench.run.maven import warm
@@ -222,6 +223,7 @@ class ContainerServer(warm.WarmServer):
         self.oom_kills = 0
         self.attached: Any = None
         self.socket: Any = None
+        watch_this_process()
         try:
             self.container = executor.client.containers.create(**spec)
         except docker.errors.DockerException as exc:

@@ -3,8 +3,9 @@
 Every container the harness creates carries labels naming its run, host and owning process
 (:func:`owner_labels`). A run removes its own containers, and the images it commits for one step
 (SWE-bench's official install phase, :mod:`pytest_tebench.benchmarks.swebench.official_images`),
-in ``finally`` blocks; a harness that was SIGKILLed (or lost its terminal) never runs them. The
-next run's executor therefore calls :func:`cleanup_stale` at start: it removes the labelled
+in ``finally`` blocks; a harness that was SIGKILLed (or lost its terminal) never runs them. Its
+watcher (:mod:`~pytest_tebench.run.janitor`) and the next run's executor, at its start, therefore
+call :func:`cleanup_stale`: it removes the labelled
 containers, then the images labelled :data:`LABEL_TRANSIENT`, whose owning process on this host
 is gone. An image without that label is never removed here, whatever it inherited: the harness's
 caches (the sandbox and suite base images, SWE-bench environments and instance layers, official
@@ -56,12 +57,18 @@ def transient_labels(container: Any) -> dict[str, str]:
 
 def _process_start(pid: int) -> str:
     """The start time of ``pid`` in clock ticks since boot, or "" when unknown (tells reused pids apart)."""
+    fields = _stat_after_name(pid)
+    return fields[19] if len(fields) > 19 else ""
+
+
+def _stat_after_name(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first); [] when unknown."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return ""
+        return []
     # The command name (field 2) may contain spaces and parentheses; fields after it are plain.
-    return stat.rsplit(")", 1)[-1].split()[19]
+    return stat.rsplit(")", 1)[-1].split()
 
 
 def _pid_alive(pid: int, start: str) -> bool:
@@ -71,6 +78,10 @@ def _pid_alive(pid: int, start: str) -> bool:
         return False
     except PermissionError:
         pass
+    # a killed process its parent has not reaped yet (a crashed xdist worker) still answers
+    # signals: it is dead all the same
+    if _stat_after_name(pid)[:1] in (["Z"], ["X"]):
+        return False
     return not start or _process_start(pid) in ("", start)
 
 
