@@ -31,9 +31,9 @@ from pytest_tebench.run.docker import with_local_repo
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import WORKSPACE_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
+from pytest_tebench.run.janitor import pid_alive
+from pytest_tebench.run.janitor import process_start
 from pytest_tebench.run.leftovers import LABEL_PID
-from pytest_tebench.run.leftovers import _pid_alive
-from pytest_tebench.run.leftovers import _process_start
 
 MAPS = (PathMap("/root/.m2/repository", "/maven-repo"), PathMap("/work/ws", "/workspace"))
 
@@ -324,24 +324,24 @@ def test_spec_refuses_maven_older_than_3_9(tmp_path: Path) -> None:
 
 
 def test_own_process_is_alive_and_a_reused_pid_is_not() -> None:
-    start = _process_start(os.getpid())
+    start = process_start(os.getpid())
     assert start.isdigit()
-    assert _pid_alive(os.getpid(), start)
-    assert not _pid_alive(os.getpid(), str(int(start) + 1))
+    assert pid_alive(os.getpid(), start)
+    assert not pid_alive(os.getpid(), str(int(start) + 1))
 
 
 def test_a_killed_process_its_parent_has_not_reaped_is_dead() -> None:
     # a crashed xdist worker stays a zombie until its controller reaps it: its containers must go
     child = subprocess.Popen(["sleep", "30"])
-    start = _process_start(child.pid)
-    assert _pid_alive(child.pid, start)
+    start = process_start(child.pid)
+    assert pid_alive(child.pid, start)
     os.kill(child.pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
     while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
         assert time.monotonic() < deadline
         time.sleep(0.01)
     try:
-        assert not _pid_alive(child.pid, start)
+        assert not pid_alive(child.pid, start)
     finally:
         child.wait()
 

@@ -4,12 +4,14 @@ A harness killed outright (SIGKILL, the kernel's OOM killer, a crashed xdist wor
 ``finally``: its step containers and warm servers go on, a test that loops for ever with them,
 until :func:`~pytest_tebench.run.leftovers.cleanup_stale` of the next run on this host, which
 may never come. So the first container a process creates starts this watcher
-(:func:`watch_this_process`), one per process, in a session of its own (an interrupt of the
-terminal reaches the harness, which cleans up itself, and leaves this one to check after it).
-It polls its parent; once that is gone it runs the same sweep a run starts with, which removes
-what dead processes on this host left and nothing a live one owns, and exits.
+(:func:`watch_this_process`), one per process, detached (in a session of its own, no child of
+the harness: an interrupt of the terminal reaches the harness, which cleans up itself, and an
+exiting harness leaves no running child behind). It polls the process; once that is gone (a
+zombie its parent has not reaped counts as gone) it runs the same sweep a run starts with, which
+removes what dead processes on this host left and nothing a live one owns, and exits.
 
-``python -m pytest_tebench.run.janitor PID`` (PID: the process to watch, its parent).
+``python -m pytest_tebench.run.janitor PID START`` (START: the process's start time, which tells
+a reused pid apart). This module imports nothing but the standard library until the sweep.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-#: Seconds between two looks at the parent.
+#: Seconds between two looks at the process.
 POLL = 0.5
 #: The processes this module started a watcher for (a fork is another, with a watcher of its own).
 _WATCHED: set[int] = set()
@@ -30,27 +33,61 @@ _WATCHED: set[int] = set()
 def watch_this_process() -> None:
     """Start this process's watcher unless it runs already (called before each container is
     created; a watcher that cannot start leaves the sweep to the next run, as before)."""
-    if os.getpid() in _WATCHED:
+    pid = os.getpid()
+    if pid in _WATCHED:
         return
-    _WATCHED.add(os.getpid())
-    with contextlib.suppress(OSError):
-        subprocess.Popen(
-            [sys.executable, "-m", "pytest_tebench.run.janitor", str(os.getpid())],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+    _WATCHED.add(pid)
+    argv = [sys.executable, "-m", "pytest_tebench.run.janitor", str(pid), process_start(pid)]
+    # through a shell that exits at once: the watcher is nobody's child here, so nothing of it
+    # is left to reap or to warn about when this process ends
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(
+            ["sh", "-c", '"$@" < /dev/null > /dev/null 2>&1 &', "sh", *argv],
             start_new_session=True,
+            check=False,
+            timeout=30,
         )
 
 
+def process_start(pid: int) -> str:
+    """The start time of ``pid`` in clock ticks since boot, or "" when unknown (tells reused pids apart)."""
+    fields = _stat_after_name(pid)
+    return fields[19] if len(fields) > 19 else ""
+
+
+def _stat_after_name(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first); [] when unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return []
+    # The command name (field 2) may contain spaces and parentheses; fields after it are plain.
+    return stat.rsplit(")", 1)[-1].split()
+
+
+def pid_alive(pid: int, start: str) -> bool:
+    """Whether ``pid`` still runs as the process that started at ``start`` ("": any)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    # a killed process its parent has not reaped yet (a crashed xdist worker) still answers
+    # signals: it is dead all the same
+    if _stat_after_name(pid)[:1] in (["Z"], ["X"]):
+        return False
+    return not start or process_start(pid) in ("", start)
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or not argv[0].isdigit():
-        print("usage: python -m pytest_tebench.run.janitor PID", file=sys.stderr)
+    if len(argv) != 2 or not argv[0].isdigit():
+        print("usage: python -m pytest_tebench.run.janitor PID START", file=sys.stderr)
         return 2
     for sig in (signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
-    parent = int(argv[0])
-    while os.getppid() == parent:
+    pid, start = int(argv[0]), argv[1]
+    while pid_alive(pid, start):
         time.sleep(POLL)
     # imported late: the watcher waits with nothing loaded
     from pytest_tebench.errors import HarnessError

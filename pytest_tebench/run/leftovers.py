@@ -18,12 +18,13 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import docker.errors
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.run.janitor import pid_alive
+from pytest_tebench.run.janitor import process_start
 
 LABEL = "pytest-tebench"
 LABEL_RUN = "pytest-tebench.run"
@@ -43,7 +44,7 @@ def owner_labels(run_id: str, step: str) -> dict[str, str]:
         LABEL: "1",
         LABEL_RUN: run_id,
         LABEL_PID: str(pid),
-        LABEL_PID_START: _process_start(pid),
+        LABEL_PID_START: process_start(pid),
         LABEL_HOST: socket.gethostname(),
         LABEL_STEP: step,
     }
@@ -55,46 +56,16 @@ def transient_labels(container: Any) -> dict[str, str]:
     return {**(container.labels or {}), LABEL_TRANSIENT: "1"}
 
 
-def _process_start(pid: int) -> str:
-    """The start time of ``pid`` in clock ticks since boot, or "" when unknown (tells reused pids apart)."""
-    fields = _stat_after_name(pid)
-    return fields[19] if len(fields) > 19 else ""
-
-
-def _stat_after_name(pid: int) -> list[str]:
-    """The fields of ``/proc/<pid>/stat`` after the command name (state first); [] when unknown."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return []
-    # The command name (field 2) may contain spaces and parentheses; fields after it are plain.
-    return stat.rsplit(")", 1)[-1].split()
-
-
-def _pid_alive(pid: int, start: str) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    # a killed process its parent has not reaped yet (a crashed xdist worker) still answers
-    # signals: it is dead all the same
-    if _stat_after_name(pid)[:1] in (["Z"], ["X"]):
-        return False
-    return not start or _process_start(pid) in ("", start)
-
-
 def owner_tag() -> str:
     """This process as ``<pid>-<start>``, for names of what it leaves on disk (a warm server's stage)."""
     pid = os.getpid()
-    return f"{pid}-{_process_start(pid) or 0}"
+    return f"{pid}-{process_start(pid) or 0}"
 
 
 def tag_owner_gone(tag: str) -> bool:
     """Whether the process an :func:`owner_tag` names (on this host) no longer runs."""
     pid, _, start = tag.partition("-")
-    return not (pid.isdigit() and _pid_alive(int(pid), "" if start == "0" else start))
+    return not (pid.isdigit() and pid_alive(int(pid), "" if start == "0" else start))
 
 
 def _owner_gone(labels: Mapping[str, str], host: str) -> bool:
@@ -105,7 +76,7 @@ def _owner_gone(labels: Mapping[str, str], host: str) -> bool:
         pid = int(labels.get(LABEL_PID, ""))
     except ValueError:
         pid = 0
-    return not (pid > 0 and _pid_alive(pid, labels.get(LABEL_PID_START, "")))
+    return not (pid > 0 and pid_alive(pid, labels.get(LABEL_PID_START, "")))
 
 
 def cleanup_stale(client: Any) -> list[str]:
