@@ -368,6 +368,36 @@ def test_containers_are_removed_on_keyboard_interrupt(
         assert workspace.stat().st_uid == 0
 
 
+def _hanging(image: str, run_id: str, workspace: Path, maven_repo: Path, then: str) -> str:
+    """A child's code: an executor of ``run_id`` and a step that sleeps 300 s, then ``then``."""
+    head = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from pytest_tebench.run.docker import DockerExecutor
+        from pytest_tebench.run.executor import BuildStep
+        executor = DockerExecutor({image!r}, run_id={run_id!r})
+        step = BuildStep("hang", ("sleep", "300"), timeout=600)
+        workspace, maven_repo = Path({str(workspace)!r}), Path({str(maven_repo)!r})
+        """
+    )
+    return head + textwrap.dedent(then)
+
+
+def _killed_once_its_container_runs(code: str, client: Any, run_id: str) -> None:
+    """Run ``code`` in a child process and SIGKILL it (no finally, no close()) once a container
+    of ``run_id`` exists."""
+    child = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 60
+        while not _leftovers(client, run_id):
+            assert time.monotonic() < deadline, "the child never started its container"
+            assert child.poll() is None, "the child died before starting its container"
+            time.sleep(0.2)
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_cleanup_stale_removes_containers_of_a_killed_process(
     image: str, docker_client: Any, workspace: Path, maven_repo: Path, executor: DockerExecutor
 ) -> None:
@@ -375,30 +405,15 @@ def test_cleanup_stale_removes_containers_of_a_killed_process(
     # the container made as executor.run makes it, but without the process's watcher (which
     # would remove it at once, test_a_killed_process_s_containers_go_with_it): what a watcher
     # killed too, or a reboot, leaves for the next run's sweep
-    code = textwrap.dedent(
-        f"""
-        import time
-        from pathlib import Path
-        import docker
-        from pytest_tebench.run.docker import DockerExecutor
-        from pytest_tebench.run.executor import BuildStep
-        executor = DockerExecutor({image!r}, run_id={run_id!r})
-        step = BuildStep("hang", ("sleep", "300"), timeout=600)
-        spec = executor.container_spec(Path({str(workspace)!r}), step, Path({str(maven_repo)!r}))
+    started = """
+        import time, docker
+        spec = executor.container_spec(workspace, step, maven_repo)
         docker.from_env().containers.create(**spec).start()
         time.sleep(300)
-        """
+    """
+    _killed_once_its_container_runs(
+        _hanging(image, run_id, workspace, maven_repo, started), docker_client, run_id
     )
-    child = subprocess.Popen([sys.executable, "-c", code])
-    try:
-        deadline = time.monotonic() + 60
-        while not _leftovers(docker_client, run_id):
-            assert time.monotonic() < deadline, "the child never started its container"
-            assert child.poll() is None, "the child died before starting its container"
-            time.sleep(0.2)
-    finally:
-        child.kill()  # SIGKILL: no finally, no close() in the child
-        child.wait()
     (orphan,) = _leftovers(docker_client, run_id)
 
     # A container of a live process (this one) must survive the sweep.
@@ -420,26 +435,10 @@ def test_a_killed_process_s_containers_go_with_it(
     # SIGKILLed mid-step, the harness cleans up nothing: its watcher removes the running
     # container (and a test that would loop for ever in it) without waiting for the next run
     run_id = f"watched-{os.getpid()}-{time.monotonic_ns()}"
-    code = textwrap.dedent(
-        f"""
-        from pathlib import Path
-        from pytest_tebench.run.docker import DockerExecutor
-        from pytest_tebench.run.executor import BuildStep
-        executor = DockerExecutor({image!r}, run_id={run_id!r})
-        step = BuildStep("hang", ("sleep", "300"), timeout=600)
-        executor.run(Path({str(workspace)!r}), step, maven_repo=Path({str(maven_repo)!r}))
-        """
+    ran = "executor.run(workspace, step, maven_repo=maven_repo)"
+    _killed_once_its_container_runs(
+        _hanging(image, run_id, workspace, maven_repo, ran), docker_client, run_id
     )
-    child = subprocess.Popen([sys.executable, "-c", code])
-    try:
-        deadline = time.monotonic() + 60
-        while not _leftovers(docker_client, run_id):
-            assert time.monotonic() < deadline, "the child never started its container"
-            assert child.poll() is None, "the child died before starting its container"
-            time.sleep(0.2)
-    finally:
-        child.kill()
-        child.wait()
     deadline = time.monotonic() + 30
     while _leftovers(docker_client, run_id) and time.monotonic() < deadline:
         time.sleep(0.2)

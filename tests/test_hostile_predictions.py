@@ -30,6 +30,18 @@ def _new_file(path: str, *lines: str) -> str:
     return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
 
 
+def _predictions(path: Path, patches: dict[str, str]) -> Path:
+    """A predictions file with one line per model, all for :data:`INSTANCE`."""
+    path.write_text(
+        "".join(
+            json.dumps({"instance_id": INSTANCE, "model_name_or_path": model, "model_patch": patch}) + "\n"
+            for model, patch in patches.items()
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
 def test_hostile_predictions_are_refused_and_reported(demo_run: DemoRun, tmp_path: Path) -> None:
     gold, main_edit = _gold_and_main_edit()
     # the production hunk without its own `diff --git` line: it hides inside the test file's section
@@ -45,14 +57,7 @@ def test_hostile_predictions_are_refused_and_reported(demo_run: DemoRun, tmp_pat
         "platform": gold
         + _new_file("src/test/resources/junit-platform.properties", "junit.jupiter.conditions.deactivate=*"),
     }
-    path = tmp_path / "hostile.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps({"instance_id": INSTANCE, "model_name_or_path": model, "model_patch": patch}) + "\n"
-            for model, patch in tricks.items()
-        ),
-        encoding="utf-8",
-    )
+    path = _predictions(tmp_path / "hostile.jsonl", tricks)
     result, report = demo_run(str(path), "--tebench-skip-update", "--tebench-skip-missing")
     results = report["results"]
     assert isinstance(results, list)
@@ -94,14 +99,7 @@ def test_a_prediction_that_leaves_the_tree_as_it_was_scores_as_an_empty_patch(
         "escape": "--- a/../outside.txt\n+++ b/../outside.txt\n@@ -0,0 +1 @@\n+escaped\n",
         "context-only": context_only,
     }
-    path = tmp_path / "nothing.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps({"instance_id": INSTANCE, "model_name_or_path": model, "model_patch": patch}) + "\n"
-            for model, patch in tricks.items()
-        ),
-        encoding="utf-8",
-    )
+    path = _predictions(tmp_path / "nothing.jsonl", tricks)
     _, report = demo_run(str(path), "--tebench-skip-update", "--tebench-skip-missing")
     records: dict[str, Any] = {r["model_name_or_path"]: r for r in report["results"]}
     production = records["production-only"]
