@@ -31,9 +31,9 @@ from pytest_tebench.run.docker import with_local_repo
 from pytest_tebench.run.executor import MAVEN_REPO_PLACEHOLDER
 from pytest_tebench.run.executor import WORKSPACE_PLACEHOLDER
 from pytest_tebench.run.executor import BuildStep
-from pytest_tebench.run.janitor import pid_alive
-from pytest_tebench.run.janitor import process_start
 from pytest_tebench.run.leftovers import LABEL_PID
+from pytest_tebench.run.reaper import pid_alive
+from pytest_tebench.run.reaper import process_start
 
 MAPS = (PathMap("/root/.m2/repository", "/maven-repo"), PathMap("/work/ws", "/workspace"))
 

@@ -22,7 +22,9 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+
+from pytest_tebench.run.reaper import pid_alive
+from pytest_tebench.run.reaper import process_start
 
 #: Seconds between two looks at the process.
 POLL = 0.5
@@ -47,37 +49,6 @@ def watch_this_process() -> None:
             check=False,
             timeout=30,
         )
-
-
-def process_start(pid: int) -> str:
-    """The start time of ``pid`` in clock ticks since boot, or "" when unknown (tells reused pids apart)."""
-    fields = _stat_after_name(pid)
-    return fields[19] if len(fields) > 19 else ""
-
-
-def _stat_after_name(pid: int) -> list[str]:
-    """The fields of ``/proc/<pid>/stat`` after the command name (state first); [] when unknown."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return []
-    # The command name (field 2) may contain spaces and parentheses; fields after it are plain.
-    return stat.rsplit(")", 1)[-1].split()
-
-
-def pid_alive(pid: int, start: str) -> bool:
-    """Whether ``pid`` still runs as the process that started at ``start`` ("": any)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    # a killed process its parent has not reaped yet (a crashed xdist worker) still answers
-    # signals: it is dead all the same
-    if _stat_after_name(pid)[:1] in (["Z"], ["X"]):
-        return False
-    return not start or process_start(pid) in ("", start)
 
 
 def main(argv: list[str]) -> int:

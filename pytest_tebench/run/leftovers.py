@@ -23,8 +23,8 @@ from typing import Any
 import docker.errors
 
 from pytest_tebench.errors import HarnessError
-from pytest_tebench.run.janitor import pid_alive
-from pytest_tebench.run.janitor import process_start
+from pytest_tebench.run.reaper import pid_alive
+from pytest_tebench.run.reaper import process_start
 
 LABEL = "pytest-tebench"
 LABEL_RUN = "pytest-tebench.run"

@@ -20,6 +20,8 @@ harness that died before the watch began is noticed too.
 
 Standard input, output and error are inherited, so the executor reads the command's output as
 before. This module imports nothing but the standard library: it starts once per build step.
+Its reading of ``/proc`` (:func:`stat_fields`, :func:`pid_alive`) is the harness's one: the
+Docker sweep (:mod:`~pytest_tebench.run.leftovers`) and its watcher tell a dead owner by it.
 """
 
 from __future__ import annotations
@@ -69,6 +71,39 @@ def become_subreaper() -> bool:
         return False
 
 
+def stat_fields(pid: int | str) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (the state first, then the
+    parent ...); [] when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return []
+    # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'
+    return stat[stat.rfind(b")") + 1 :].decode("ascii", "replace").split()
+
+
+def process_start(pid: int) -> str:
+    """The start time of ``pid`` in clock ticks since boot, or "" when unknown (tells reused pids apart)."""
+    fields = stat_fields(pid)
+    return fields[19] if len(fields) > 19 else ""
+
+
+def pid_alive(pid: int, start: str) -> bool:
+    """Whether ``pid`` still runs as the process that started at ``start`` ("": any)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    # a killed process its parent has not reaped yet (a crashed xdist worker) still answers
+    # signals: it is dead all the same
+    if stat_fields(pid)[:1] in (["Z"], ["X"]):
+        return False
+    return not start or process_start(pid) in ("", start)
+
+
 def descendants(root: int) -> set[int]:
     """Pids of every live process below ``root``, from each process's parent in ``/proc``."""
     parents: dict[int, int] = {}
@@ -79,14 +114,8 @@ def descendants(root: int) -> set[int]:
     for entry in entries:
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) >= 2 and fields[0] != b"Z":
+        fields = stat_fields(entry)
+        if len(fields) >= 2 and fields[0] != "Z":
             parents[int(entry)] = int(fields[1])
     found: set[int] = set()
     frontier = {root}
