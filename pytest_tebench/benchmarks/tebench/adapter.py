@@ -219,10 +219,7 @@ class TebenchAdapter:
         if context.keep_workspaces:
             record["workspace"] = str(prepared.workspace.path)
         if prediction.is_empty:
-            record["status"] = "empty"
-            record["identification"] = _identification(gold_items, [])
-            record["update"] = self._failed_update(prepared)
-            return record
+            return self._scored_as_nothing(record, prepared, "empty")
         started = time.perf_counter()
         workspace = prepared.workspace
         try:
@@ -230,11 +227,7 @@ class TebenchAdapter:
                 prediction.patch, allow_non_test_edits=self.settings.allow_non_test_edits
             )
         except PatchDoesNotApply as exc:
-            record["status"] = "not_applied"
-            record["error"] = f"{exc}\n{exc.details}".strip()
-            record["identification"] = _identification(gold_items, [])
-            record["update"] = self._failed_update(prepared)
-            return record
+            return self._scored_as_nothing(record, prepared, "not_applied", f"{exc}\n{exc.details}".strip())
         record["apply_method"] = applied.method
         record["apply_details"] = dict(applied.details)
         record["touched_non_test_files"] = list(applied.touched_non_test_files)
@@ -246,35 +239,25 @@ class TebenchAdapter:
         shadowing = shadowing_classes(workspace.path, [f for f in applied.applied_files if is_test_path(f)])
         if shadowing:
             # a class that replaces production code or the test framework on the test classpath
-            record["status"] = "not_applied"
-            record["error"] = "the prediction declares classes that would replace others: " + "; ".join(
-                shadowing
-            )
-            record["identification"] = _identification(gold_items, [])
-            record["update"] = self._failed_update(prepared)
-            return record
+            why = "the prediction declares classes that would replace others: " + "; ".join(shadowing)
+            return self._scored_as_nothing(record, prepared, "not_applied", why)
         changes = workspace.changed_files("v-0.5", "prediction")
         if not changes:
             # Nothing of the prediction reached the tree (every piece refused, or hunks of context
             # only): scored as the empty patch it amounts to, never by V-0.5's own tests, which
             # would give a patch of refused paths what an untouched stale test earns.
-            record["status"] = "not_applied" if applied.refused else "empty"
-            if applied.refused:
-                record["error"] = "no piece of the prediction was applied: " + "; ".join(
-                    f"{r.path} ({r.reason})" for r in applied.refused
-                )
-            record["identification"] = _identification(gold_items, [])
-            record["update"] = self._failed_update(prepared)
-            return record
+            if not applied.refused:
+                return self._scored_as_nothing(record, prepared, "empty")
+            refused = "; ".join(f"{r.path} ({r.reason})" for r in applied.refused)
+            return self._scored_as_nothing(
+                record, prepared, "not_applied", f"no piece of the prediction was applied: {refused}"
+            )
         try:
             predicted = test_changes(changes)
         except RecursionError as exc:
             # Input the analysis cannot handle is the model's failure, scored, never a way out.
-            record["status"] = "not_applied"
-            record["error"] = f"the prediction's test files cannot be analysed: {exc}"
-            record["identification"] = _identification(gold_items, [])
-            record["update"] = self._failed_update(prepared)
-            return record
+            why = f"the prediction's test files cannot be analysed: {exc}"
+            return self._scored_as_nothing(record, prepared, "not_applied", why)
         record["identification"] = _identification(gold_items, predicted.items)
         record["timings"]["apply_and_identify"] = time.perf_counter() - started
         update = self.settings.update
@@ -384,6 +367,18 @@ class TebenchAdapter:
 
     def write_reports(self, report: Mapping[str, Any]) -> None:
         pass  # TEBench has no report format of its own beyond the JSON report
+
+    def _scored_as_nothing(
+        self, record: dict[str, Any], prepared: TebenchPrepared, status: str, error: str | None = None
+    ) -> dict[str, Any]:
+        """``record`` as a prediction that changed nothing is scored: every gold item a false
+        negative, 0 on every update metric, with ``status`` and why."""
+        record["status"] = status
+        if error is not None:
+            record["error"] = error
+        record["identification"] = _identification(prepared.gold.items, [])
+        record["update"] = self._failed_update(prepared)
+        return record
 
     def _failed_update(self, prepared: TebenchPrepared) -> dict[str, Any] | None:
         """An empty or unapplicable prediction scores 0 on every update metric (a model failure)."""
