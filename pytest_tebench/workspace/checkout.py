@@ -27,6 +27,7 @@ from pathlib import Path
 from pytest_tebench.errors import HarnessError
 from pytest_tebench.errors import PredictionError
 from pytest_tebench.workspace.gitcmd import GitError
+from pytest_tebench.workspace.gitcmd import file_at
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_text
 from pytest_tebench.workspace.layout import FORBIDDEN
@@ -178,8 +179,7 @@ class Workspace:
         return old_text, new_text
 
     def read_bytes(self, rev: str, path: str) -> bytes | None:
-        result = git(self.path, "show", f"{rev}:{path}", check=False)
-        return result.stdout if result.returncode == 0 else None
+        return file_at(self.path, rev, path)
 
     def changed_files(self, base: str, new: str) -> list[FileChange]:
         """Every file that differs between two revisions, renames detected (git's default 50 %)."""

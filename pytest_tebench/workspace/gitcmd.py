@@ -91,3 +91,9 @@ def git_text(cwd: Path, *args: str, check: bool = True) -> str:
 
 def has_commit(git_dir: Path, sha: str) -> bool:
     return git(git_dir, "cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode == 0
+
+
+def file_at(repo: Path, revision: str, path: str) -> bytes | None:
+    """The bytes of ``path`` at ``revision`` as git stores them; None when it has no such file."""
+    result = git(repo, "show", f"{revision}:{path}", check=False)
+    return result.stdout if result.returncode == 0 else None

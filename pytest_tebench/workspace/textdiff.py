@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_tebench.errors import HarnessError
+from pytest_tebench.workspace.gitcmd import file_at
 from pytest_tebench.workspace.gitcmd import git
 from pytest_tebench.workspace.gitcmd import git_env
 
@@ -99,8 +100,8 @@ def shown_text_diff(
     not UTF-8 shown as text, each side's lines decoded in that side's own encoding (see
     :func:`legacy_encoding`), where :func:`text_diff` must send a GIT binary patch. None for a
     file that is binary (a NUL byte on either side)."""
-    before = _blob(repo, base, old_path)
-    after = _blob(repo, new, new_path)
+    before = None if old_path is None else file_at(repo, base, old_path)
+    after = None if new_path is None else file_at(repo, new, new_path)
     if any(b"\0" in data for data in (before, after) if data is not None):
         return None
     side = {
@@ -114,13 +115,6 @@ def shown_text_diff(
     lines = [line.decode(side.get(line[:1], side[b"-" if before is not None else b"+"]), "replace")
              for line in raw.split(b"\n")]  # fmt: skip
     return "\n".join(lines)
-
-
-def _blob(repo: Path, revision: str, path: str | None) -> bytes | None:
-    if path is None:
-        return None
-    result = git(repo, "cat-file", "blob", f"{revision}:{path}", check=False)
-    return result.stdout if result.returncode == 0 else None
 
 
 def legacy_encoding(data: bytes) -> str | None:

@@ -53,7 +53,7 @@ from pytest_tebench.run.maven.surefire import TestId
 from pytest_tebench.workspace.checkout import BadInstance
 from pytest_tebench.workspace.checkout import Workspace
 from pytest_tebench.workspace.checkout import source_texts
-from pytest_tebench.workspace.gitcmd import git
+from pytest_tebench.workspace.gitcmd import file_at
 from pytest_tebench.workspace.gitcmd import git_text
 from pytest_tebench.workspace.layout import MAVEN
 from pytest_tebench.workspace.layout import is_test_path
@@ -189,7 +189,7 @@ def _changes_method_bodies(repo_dir: Path, base: str, head: str, paths: Iterable
         if not MAVEN.is_production_java(path):
             continue
         # decoded alike: a Latin-1 literal changed from one letter to another is a change
-        old, new = source_texts(_show(repo_dir, base, path), _show(repo_dir, head, path))
+        old, new = source_texts(file_at(repo_dir, base, path), file_at(repo_dir, head, path))
         if new is None:
             continue
         new_file = parse_java(new)
@@ -200,15 +200,6 @@ def _changes_method_bodies(repo_dir: Path, base: str, head: str, paths: Iterable
             if before.get(identity_key(method, overloaded)) != method.tokens:
                 return True
     return False
-
-
-def _show(repo_dir: Path, rev: str, path: str) -> bytes | None:
-    data = git(repo_dir, "show", f"{rev}:{path}", check=False).stdout
-    return data if data or _exists(repo_dir, rev, path) else None
-
-
-def _exists(repo_dir: Path, rev: str, path: str) -> bool:
-    return bool(git_text(repo_dir, "ls-tree", "--name-only", rev, "--", path, check=False).strip())
 
 
 def _nonblank_changed_lines(repo_dir: Path, base: str, head: str, paths: list[str]) -> int:
